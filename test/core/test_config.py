@@ -1,0 +1,56 @@
+"""The parameter loader refuses malformed input with a message naming source, key and reason."""
+from dataclasses import dataclass
+
+import pytest
+
+from vehicle_sim.core.config import ConfigError, build, build_flat, flat_fields, load, spec
+
+
+@dataclass(frozen=True)
+class Tyre:
+    mu: float = spec(1.0, unit="-", gt=0.0)
+
+
+@dataclass(frozen=True)
+class Car:
+    mass_kg: float = spec(unit="kg", gt=0.0)
+    gears: tuple[float, ...] = spec((3.5, 2.0), unit="-", gt=0.0)
+    model: str = spec("single_track", choices=("single_track", "kinematic"))
+    tyre: Tyre = Tyre()
+
+
+def test_valid_nested_mapping_builds_frozen_instance():
+    car = build(Car, {"mass_kg": 1200, "tyre": {"mu": 0.3}}, source="t")
+    assert car.mass_kg == 1200.0 and car.tyre.mu == 0.3 and car.gears == (3.5, 2.0)
+    with pytest.raises(AttributeError):
+        car.mass_kg = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("data, key, words", [
+    ({}, "mass_kg", "missing"),
+    ({"mass_kg": -1}, "mass_kg", "> 0.0 kg"),
+    ({"mass_kg": float("nan")}, "mass_kg", "finite"),
+    ({"mass_kg": "heavy"}, "mass_kg", "number"),
+    ({"mass_kg": 1, "tyre": {"mu": 0}}, "tyre.mu", "> 0.0"),
+    ({"mass_kg": 1, "gears": [1.0, 0.0]}, "gears[1]", "> 0.0"),
+    ({"mass_kg": 1, "model": "warp"}, "model", "not one of"),
+    ({"mass_kg": 1, "wings": 2}, "wings", "unknown parameter"),
+])
+def test_bad_values_name_the_key(data, key, words):
+    with pytest.raises(ConfigError) as err:
+        build(Car, data, source="car.yaml")
+    assert err.value.key == key and words in str(err.value) and "car.yaml" in str(err.value)
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("mass_kg: 1\ntyre: {mu: [\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: malformed YAML at line \d+"):
+        load(Car, path)
+
+
+def test_flat_round_trip_uses_dataclass_defaults():
+    fields = {name: default for name, _, default, _ in flat_fields(Car)}
+    assert fields["tyre.mu"] == 1.0 and "mass_kg" in fields
+    car = build_flat(Car, {"mass_kg": 900.0, "tyre.mu": 0.5}, source="node")
+    assert car.tyre.mu == 0.5

@@ -1,0 +1,206 @@
+"""Typed, validated, read-only parameters loaded from YAML or flat ROS parameters.
+
+Every parameter set in vehicle_sim is a frozen dataclass whose fields carry their unit and bounds
+in ``spec(...)`` metadata. ``build(cls, data, source=...)`` validates a mapping once and returns
+the frozen instance; any problem raises :class:`ConfigError` naming the source (file or node),
+the dotted key and the reason. Nested dataclasses map to nested YAML mappings, or to dotted
+names in flat ROS parameters (``vehicle.mass_kg``).
+
+No ROS import here: nodes call :func:`flat_fields` to declare typed parameters with the
+dataclass defaults (the one source of truth) and :func:`build_flat` to validate what was set.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A parameter file or parameter set is malformed; the message names source, key and reason."""
+
+    def __init__(self, source: str, key: str, reason: str):
+        self.source, self.key, self.reason = source, key, reason
+        where = f"{source}: {key}" if key else source
+        super().__init__(f"{where}: {reason}")
+
+
+def spec(default: Any = dataclasses.MISSING, *, unit: str = "", doc: str = "",
+         ge: float | None = None, le: float | None = None,
+         gt: float | None = None, lt: float | None = None,
+         choices: tuple | None = None) -> Any:
+    """A dataclass field with its unit, bounds and description (read by validation and docs)."""
+    meta = {"unit": unit, "doc": doc, "ge": ge, "le": le, "gt": gt, "lt": lt, "choices": choices}
+    if isinstance(default, (list, dict)):
+        raise TypeError("use a tuple for sequence defaults (frozen parameters)")
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def load_yaml(path: str | Path) -> dict:
+    """Read a YAML mapping; malformed YAML or a non-mapping top level raises ConfigError."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read file ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(str(path), "", f"malformed YAML{line}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), "", f"top level must be a mapping, got {type(data).__name__}")
+    return data
+
+
+def load(cls: type[T], path: str | Path, section: str | None = None) -> T:
+    """Load and validate ``cls`` from a YAML file (optionally one top-level section of it)."""
+    data = load_yaml(path)
+    if section is not None:
+        if section not in data:
+            raise ConfigError(str(path), section, "missing section")
+        data = data[section]
+    return build(cls, data, source=str(path))
+
+
+def build(cls: type[T], data: Any, *, source: str, prefix: str = "") -> T:
+    """Validate a (nested) mapping into the frozen dataclass ``cls``."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(source, prefix, f"expected a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(source, _join(prefix, str(unknown[0])),
+                          f"unknown parameter (known: {', '.join(sorted(fields))})")
+    values = {}
+    for name, f in fields.items():
+        key = _join(prefix, name)
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ConfigError(source, key, "missing required parameter")
+            continue
+        values[name] = _convert(hints[name], data[name], f.metadata, source, key)
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as exc:  # __post_init__ cross-field checks
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(source, prefix, str(exc)) from None
+
+
+def flat_fields(cls: type) -> list[tuple[str, type, Any, dict]]:
+    """(dotted name, scalar type, default, metadata) for every leaf field of ``cls``."""
+    out = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            for name, sub_tp, default, meta in flat_fields(tp):
+                if f.default is not dataclasses.MISSING:
+                    default = _get_path(f.default, name)
+                out.append((f"{f.name}.{name}", sub_tp, default, meta))
+        else:
+            out.append((f.name, tp, f.default, dict(f.metadata)))
+    return out
+
+
+def build_flat(cls: type[T], flat: Mapping[str, Any], *, source: str) -> T:
+    """Validate flat dotted parameters (as ROS gives them) into ``cls``."""
+    nested: dict = {}
+    for key, value in flat.items():
+        node = nested
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(source, key, "is both a value and a group")
+        node[parts[-1]] = value
+    return build(cls, nested, source=source)
+
+
+def describe(cls: type) -> list[tuple[str, str, str, str]]:
+    """(name, type, default, unit + doc) rows for documentation tables."""
+    rows = []
+    for name, tp, default, meta in flat_fields(cls):
+        shown = "required" if default is dataclasses.MISSING else repr(default)
+        unit = f"[{meta.get('unit')}] " if meta.get("unit") else ""
+        rows.append((name, getattr(tp, "__name__", str(tp)), shown, unit + meta.get("doc", "")))
+    return rows
+
+
+def _get_path(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, source=source, prefix=key)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(source, key, f"expected a list, got {type(value).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            items = [_convert(args[0], v, meta, source, f"{key}[{i}]") for i, v in enumerate(value)]
+        else:
+            if len(value) != len(args):
+                raise ConfigError(source, key, f"expected {len(args)} items, got {len(value)}")
+            items = [_convert(a, v, meta, source, f"{key}[{i}]")
+                     for i, (a, v) in enumerate(zip(args, value))]
+        return tuple(items)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(source, key, f"expected true/false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(source, key, f"expected an integer, got {value!r}")
+        _check_bounds(float(value), meta, source, key)
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(source, key, f"expected a number, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ConfigError(source, key, f"must be finite, got {value}")
+        _check_bounds(value, meta, source, key)
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(source, key, f"expected a string, got {value!r}")
+        choices = meta.get("choices")
+        if choices and value not in choices:
+            raise ConfigError(source, key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+    raise ConfigError(source, key, f"unsupported parameter type {tp!r}")
+
+
+def _check_bounds(value: float, meta: Mapping, source: str, key: str) -> None:
+    unit = f" {meta['unit']}" if meta.get("unit") else ""
+    checks = (("ge", lambda b: value >= b, ">="), ("le", lambda b: value <= b, "<="),
+              ("gt", lambda b: value > b, ">"), ("lt", lambda b: value < b, "<"))
+    for name, ok, sign in checks:
+        bound = meta.get(name)
+        if bound is not None and not ok(bound):
+            raise ConfigError(source, key, f"must be {sign} {bound}{unit}, got {value}{unit}")
+    choices = meta.get("choices")
+    if choices and value not in choices:
+        raise ConfigError(source, key, f"{value} is not one of {choices}")
