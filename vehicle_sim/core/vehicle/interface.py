@@ -1,0 +1,68 @@
+"""The contract every vehicle model implements, and what the dynamics node reads from it.
+
+Frames (REP-103/105): the world frame is ``odom`` (ENU, x east, y north, z up), the body frame is
+``base_link`` at the centre of gravity (CG),
+x forward, y left, z up. Every model documents its own reference point if it differs.
+Wheel order everywhere: front-left, front-right, rear-left, rear-right (FL, FR, RL, RR).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+WHEELS = ("front_left", "front_right", "rear_left", "rear_right")
+
+
+@dataclass(frozen=True)
+class Controls:
+    """Driver inputs after validation (see ``vehicle_sim.core.controls``).
+
+    steer_rad: road-wheel steering angle [rad], + turns left (REP-103), within the model's limit.
+    throttle, brake, clutch: pedal positions [0..1]; clutch 1 = pedal pressed (disengaged).
+    gear: -1 reverse, 0 neutral, 1..n forward; handbrake: locks the rear wheels' brakes.
+    """
+
+    steer_rad: float = 0.0
+    throttle: float = 0.0
+    brake: float = 0.0
+    clutch: float = 0.0
+    gear: int = 1
+    handbrake: bool = False
+
+
+@dataclass
+class VehicleSnapshot:
+    """Everything a node publishes about the vehicle at one instant (SI units, REP-103)."""
+
+    position_m: np.ndarray = field(default_factory=lambda: np.zeros(3))  # CG in odom
+    rpy_rad: np.ndarray = field(default_factory=lambda: np.zeros(3))  # roll, pitch, yaw (odom)
+    velocity_mps: np.ndarray = field(default_factory=lambda: np.zeros(3))  # CG velocity, base_link
+    angular_velocity_radps: np.ndarray = field(default_factory=lambda: np.zeros(3))  # base_link
+    # coordinate acceleration of the CG in base_link (not specific force: no gravity term)
+    acceleration_mps2: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    angular_acceleration_radps2: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    wheel_speed_radps: np.ndarray = field(default_factory=lambda: np.zeros(4))  # spin, FL FR RL RR
+    wheel_slip_ratio: np.ndarray = field(default_factory=lambda: np.zeros(4))  # (w R - vx)/max(|vx|,eps)
+    wheel_slip_angle_rad: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    steer_rad: float = 0.0  # road-wheel angle actually applied
+    gear: int = 0
+    engine_rpm: float = 0.0
+    aligning_moment_nm: float = 0.0  # total self-aligning moment of the front tyres (force feedback)
+
+
+class VehicleModel(Protocol):
+    """A vehicle model: owns its state vector, advances it by one fixed step."""
+
+    name: str
+
+    def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
+              speed_mps: float = 0.0) -> None:
+        """Place the vehicle on the ground at (x, y) heading yaw with forward speed, at rest otherwise."""
+
+    def step(self, controls: Controls, dt_s: float) -> None:
+        """Advance the state by dt_s with the controls held constant over the step."""
+
+    def snapshot(self) -> VehicleSnapshot:
+        """The current state (a fresh object; the caller may keep it)."""
