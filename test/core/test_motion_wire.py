@@ -1,0 +1,118 @@
+"""Wire formats: round trips, in-range output for any input, strict input-packet validation."""
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vehicle_sim.core.motion.params import WireParams
+from vehicle_sim.core.motion.wire import (
+    INPUT_PACKET_BYTES,
+    PacketError,
+    RigInput,
+    SequenceTracker,
+    crc16_ccitt,
+    decode_binary,
+    decode_input_packet,
+    decode_text,
+    encode_binary,
+    encode_input_packet,
+    encode_text,
+    quantize,
+)
+
+any_float = st.floats(allow_nan=True, allow_infinity=True)
+unit_float = st.floats(0.0, 1.0)
+formats = st.builds(WireParams, bits=st.sampled_from((8, 10, 12, 16)),
+                    number_base=st.sampled_from(("decimal", "hex")))
+rig_inputs = st.builds(
+    RigInput, seq=st.integers(0, 0xFFFF), steering_raw=st.integers(-32768, 32767),
+    throttle_raw=st.integers(0, 0xFFFF), brake_raw=st.integers(0, 0xFFFF),
+    clutch_raw=st.integers(0, 0xFFFF),
+    steering_torque_nm=st.integers(-32768, 32767).map(lambda c: c / 100.0),
+    buttons=st.integers(0, 0xFFFFFFFF))
+
+
+def test_crc_check_value():
+    assert crc16_ccitt(b"123456789") == 0x29B1  # CRC-16/CCITT-FALSE catalogue check value
+
+
+@given(st.lists(unit_float, min_size=1, max_size=6), formats)
+def test_text_round_trip(values, params):
+    out = decode_text(encode_text(values, params), params, len(values))
+    assert out == pytest.approx(values, abs=0.5 / ((1 << params.bits) - 1) + 1e-12)
+
+
+@given(st.lists(any_float, min_size=6, max_size=6), formats)
+def test_text_frames_are_in_range_and_fixed_length_for_any_input(values, params):
+    frame = encode_text(values, params)
+    assert len(frame) == len(encode_text([0.5] * 6, params))
+    out = decode_text(frame, params, 6)
+    assert np.all((out >= 0.0) & (out <= 1.0))
+    q = quantize(values, params.bits)
+    assert np.all((q >= 0) & (q <= (1 << params.bits) - 1))
+    assert all(q[i] == (1 << params.bits) // 2 for i, v in enumerate(values) if v != v)  # NaN
+
+
+@given(st.lists(any_float, min_size=1, max_size=8), st.integers(0, 255), formats)
+def test_binary_round_trip_and_range(values, seq, params):
+    seq_out, out = decode_binary(encode_binary(values, seq, params), params)
+    assert seq_out == seq and np.all((out >= 0.0) & (out <= 1.0))
+    expected = np.clip(np.nan_to_num(np.array(values), nan=0.5), 0.0, 1.0)
+    assert out == pytest.approx(expected, abs=0.5 / ((1 << params.bits) - 1) + 1e-12)
+
+
+def test_binary_frame_corruption_is_rejected():
+    p = WireParams()
+    frame = bytearray(encode_binary([0.2, 0.7], 3, p))
+    frame[5] ^= 0x01
+    with pytest.raises(PacketError, match="CRC"):
+        decode_binary(bytes(frame), p)
+    with pytest.raises(PacketError, match="header"):
+        decode_binary(b"\x00" + bytes(frame[1:]), p)
+
+
+@given(rig_inputs)
+def test_input_packet_round_trip(msg):
+    data = encode_input_packet(msg)
+    assert len(data) == INPUT_PACKET_BYTES and decode_input_packet(data) == msg
+
+
+GOOD = encode_input_packet(RigInput(7, -1200, 300, 0, 65535, 1.5, 0b1001))
+
+
+@pytest.mark.parametrize("data, reason", [
+    (GOOD[:-1], "truncated"), (b"", "truncated"), (GOOD + b"\x00", "oversized"),
+    (GOOD * 100, "oversized"), (b"XS" + GOOD[2:], "bad header"),
+    (GOOD[:-2] + struct.pack(">H", crc16_ccitt(GOOD[:-2]) ^ 0xFFFF), "bad CRC"),
+    (GOOD[:2] + b"\x02" + GOOD[3:], "version"),
+    (None, "expected bytes"), ("VS" * 10, "expected bytes"), (21, "expected bytes"),
+])
+def test_input_decoder_rejects_with_a_reason(data, reason):
+    with pytest.raises(PacketError, match=reason):
+        decode_input_packet(data)
+
+
+@given(st.integers(0, INPUT_PACKET_BYTES * 8 - 1))
+def test_any_single_bit_flip_is_rejected(bit):
+    data = bytearray(GOOD)
+    data[bit // 8] ^= 1 << (bit % 8)
+    with pytest.raises(PacketError):
+        decode_input_packet(bytes(data))
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=64))
+def test_input_decoder_raises_only_packet_error(data):
+    try:
+        decode_input_packet(data)
+    except PacketError:
+        pass
+
+
+def test_sequence_tracker_handles_wrap_duplicates_and_gaps():
+    t = SequenceTracker()
+    assert t.accept(65534) and t.accept(65535) and t.accept(0)  # wrap
+    assert not t.accept(0) and not t.accept(65530)  # duplicate, stale
+    assert t.accept(3) and t.lost == 2 and t.rejected == 2

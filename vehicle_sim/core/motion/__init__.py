@@ -1,0 +1,8 @@
+"""Motion-platform and steering-rig bridge core (issue 6): pure Python, no ROS, no I/O.
+
+Modules: ``cueing`` (specific force at the head), ``washout`` (classical washout),
+``stewart`` (hexapod and 2/3-DOF kinematics), ``safety`` (limits, watchdog, e-stop),
+``wire`` (rig byte formats), ``ffb`` (force feedback), ``input_map``, ``mux``, ``steering``
+(the per-cycle steering-rig pipeline), ``bridge``
+(the per-cycle motion pipeline) and ``params`` (frozen parameters; presets in config/platforms).
+"""

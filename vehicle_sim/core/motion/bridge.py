@@ -1,0 +1,101 @@
+"""Motion-platform pipeline for the bridge node: vehicle state -> bytes for the rig.
+
+    head_cues (cueing) -> ClassicalWashout -> MotionSafety -> kinematics -> wire encoder
+
+The node calls ``on_vehicle_state`` whenever a vehicle state arrives and ``cycle`` once per
+platform period (``1 / washout.rate_hz``, on absolute deadlines), then writes ``frame.payload``
+to its socket / serial port. The latest cue is held between states (zero-order hold). When the
+kinematics reject a pose (stroke or joint angle), the pose is shrunk towards neutral along the
+line from neutral (bisection) to the farthest reachable point, and the frame reports it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vehicle_sim.core.motion.cueing import head_cues
+from vehicle_sim.core.motion.params import PlatformParams
+from vehicle_sim.core.motion.safety import Mode, MotionSafety
+from vehicle_sim.core.motion.stewart import IKResult, StewartPlatform, VerticalActuatorRig
+from vehicle_sim.core.motion.washout import ClassicalWashout
+from vehicle_sim.core.motion.wire import encode_binary, encode_text
+
+
+@dataclass(frozen=True)
+class MotionFrame:
+    """One platform cycle: bytes to send, the safe pose, actuator values (0..1) and status."""
+
+    payload: bytes
+    pose: np.ndarray
+    actuator: np.ndarray
+    mode: Mode
+    kinematics_ok: bool
+    problems: tuple[str, ...]
+
+
+class MotionBridge:
+    """Owns the cueing, safety and kinematics state of one platform."""
+
+    def __init__(self, params: PlatformParams):
+        self.params = params
+        self.washout = ClassicalWashout(params.washout, params.cueing.gravity_mps2)
+        self.safety = MotionSafety(params.safety, self.washout.dt_s)
+        self.kinematics = (StewartPlatform(params.stewart) if params.kind == "stewart6"
+                           else VerticalActuatorRig(params.rig))
+        rest = np.array([0.0, 0.0, params.cueing.gravity_mps2])
+        self._cue = (rest, np.zeros(3))
+        self._rest = self._cue
+        neutral = self.kinematics.inverse(np.zeros(6))
+        if not neutral.ok:
+            raise ValueError(f"neutral pose is not reachable: {neutral.problems}")
+        self._last_actuator = neutral.actuator  # last values sent (diagnostics)
+        self._seq = 0
+
+    def on_vehicle_state(self, now_s: float, accel_cg_mps2: np.ndarray, omega_radps: np.ndarray,
+                         alpha_radps2: np.ndarray, rpy_rad: np.ndarray) -> None:
+        """Take a vehicle state (VehicleSnapshot fields: CG, base_link); feeds the watchdog."""
+        self._cue = head_cues(self.params.cueing, accel_cg_mps2, omega_radps, alpha_radps2, rpy_rad)
+        self.safety.state_received(now_s)
+
+    def cycle(self, now_s: float, paused: bool = False) -> MotionFrame:
+        """Advance one platform period and return the frame to send."""
+        if self.safety.mode in (Mode.NEUTRAL, Mode.ESTOP):
+            self.washout.reset()  # restart cleanly from neutral after a stop
+        pose_cmd = self.washout.step(*(self._rest if paused else self._cue))
+        out = self.safety.step(pose_cmd, now_s, paused)
+        pose, ik = out.values, self.kinematics.inverse(out.values)
+        problems = ik.problems
+        if not ik.ok:
+            pose, ik = self._reachable(out.values)
+        self._last_actuator = ik.actuator
+        return MotionFrame(self._encode(ik.actuator), pose, ik.actuator.copy(), out.mode,
+                           not problems, problems)
+
+    def _reachable(self, pose: np.ndarray, iterations: int = 16) -> tuple[np.ndarray, IKResult]:
+        """Farthest reachable pose s * pose, s in [0, 1] (neutral is reachable), by bisection."""
+        lo, best = 0.0, self.kinematics.inverse(np.zeros(6))
+        hi = 1.0
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            ik = self.kinematics.inverse(mid * pose)
+            if ik.ok:
+                lo, best = mid, ik
+            else:
+                hi = mid
+        return lo * pose, best
+
+    def estop(self) -> None:
+        """Latch the e-stop (ramp to neutral, hold)."""
+        self.safety.estop()
+
+    def clear_estop(self) -> bool:
+        """Release the e-stop if the rig is at rest at neutral."""
+        return self.safety.clear_estop()
+
+    def _encode(self, actuator: np.ndarray) -> bytes:
+        wire = self.params.wire
+        if wire.format == "binary":
+            self._seq = (self._seq + 1) & 0xFF
+            return encode_binary(actuator, self._seq, wire)
+        return encode_text(actuator, wire)

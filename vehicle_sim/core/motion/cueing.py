@@ -1,0 +1,47 @@
+"""Motion cues at the driver's head from the vehicle state (rigid-body kinematics).
+
+Reference point: the vehicle state is given at the centre of gravity (CG) in ``base_link``
+(REP-103: x forward, y left, z up), as ``VehicleSnapshot`` provides it. The head sits at the
+lever arm r (``CueingParams.head_position_m``) from the CG. Outputs are in ``base_link`` axes:
+
+    a_head = a_cg + alpha x r + omega x (omega x r)        (coordinate acceleration)
+    f_head = a_head - R^T g_world,  g_world = (0, 0, -g)    (specific force, +g on z at rest)
+
+R rotates base_link into the ENU world frame (roll, pitch, yaw, ZYX convention), so road grade
+and body roll appear in the specific force as they would on the driver. Angular velocity is the
+same everywhere on a rigid body.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from vehicle_sim.core.motion.params import CueingParams
+
+
+def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll): body -> world (REP-103 fixed-axis roll-pitch-yaw)."""
+    cr, sr = np.cos(roll_rad), np.sin(roll_rad)
+    cp, sp = np.cos(pitch_rad), np.sin(pitch_rad)
+    cy, sy = np.cos(yaw_rad), np.sin(yaw_rad)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def head_cues(params: CueingParams, accel_cg_mps2: np.ndarray, omega_radps: np.ndarray,
+              alpha_radps2: np.ndarray, rpy_rad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(specific force [m/s^2], angular velocity [rad/s]) at the head, both in base_link axes.
+
+    accel_cg_mps2: coordinate acceleration of the CG in base_link (no gravity term).
+    omega_radps, alpha_radps2: body angular velocity / acceleration in base_link.
+    rpy_rad: body roll, pitch, yaw in the world frame (yaw does not change the result).
+    """
+    r = np.asarray(params.head_position_m, dtype=float)
+    w = np.asarray(omega_radps, dtype=float)
+    a_head = (np.asarray(accel_cg_mps2, dtype=float) + np.cross(alpha_radps2, r)
+              + np.cross(w, np.cross(w, r)))
+    rot = rotation_rpy(float(rpy_rad[0]), float(rpy_rad[1]), 0.0)
+    f_head = a_head + rot.T @ np.array([0.0, 0.0, params.gravity_mps2])
+    return f_head, w.copy()

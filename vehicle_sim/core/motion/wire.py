@@ -1,0 +1,203 @@
+"""Byte formats spoken with rigs: platform output frames and the steering-rig input packet.
+
+Outputs (PC -> rig controller), values normalised to 0..1 (0.5 = neutral) and quantised to
+``WireParams.bits``; NaN maps to mid-scale and anything else is clipped, so every frame is valid:
+- SimTools-style text: ``<letter><number>`` per axis, fixed width (decimal or hex), e.g. with
+  letters "AB", 8 bits: ``A127B255\\n`` (the "interface output" string of SimTools / FlyPT Mover).
+- binary frame for microcontrollers: header bytes, seq u8, count u8, count x u16 big-endian,
+  CRC16 (CCITT-FALSE, over all preceding bytes) big-endian.
+
+Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 bytes:
+
+    offset size field
+    0      2    magic b"VS"
+    2      1    version (1)
+    3      2    sequence u16 (wraps)
+    5      2    steering raw i16          9  2  brake raw u16
+    7      2    throttle raw u16          11 2  clutch raw u16
+    13     2    steering torque i16 [0.01 N m], + turns the wheel left (REP-103)
+    15     4    buttons u32 bitmask (bit i = button i pressed)
+    19     2    CRC16-CCITT-FALSE over bytes 0..18
+
+Raw axis counts are calibrated by ``input_map``. ``decode_input_packet`` raises only PacketError.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from vehicle_sim.core.motion.params import WireParams
+
+INPUT_MAGIC = b"VS"
+INPUT_VERSION = 1
+_INPUT = struct.Struct(">2sBHhHHHhI")
+INPUT_PACKET_BYTES = _INPUT.size + 2  # 21
+
+
+class PacketError(ValueError):
+    """A received frame is malformed; ``reason`` says why."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+def _crc_table() -> tuple[int, ...]:
+    table = []
+    for byte in range(256):
+        crc = byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+        table.append(crc & 0xFFFF)
+    return tuple(table)
+
+
+_TABLE = _crc_table()
+
+
+def crc16_ccitt(data: bytes, crc: int = 0xFFFF) -> int:
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection; check "123456789" = 0x29B1)."""
+    for byte in data:
+        crc = ((crc << 8) & 0xFFFF) ^ _TABLE[((crc >> 8) ^ byte) & 0xFF]
+    return crc
+
+
+def quantize(values: np.ndarray, bits: int) -> np.ndarray:
+    """0..1 floats to integers 0..2^bits - 1; NaN -> mid-scale, +-inf and overflow clipped."""
+    v = np.array(values, dtype=float).ravel()
+    v[np.isnan(v)] = 0.5
+    full = (1 << bits) - 1
+    return np.rint(np.clip(v, 0.0, 1.0) * full).astype(np.int64)
+
+
+def _width(params: WireParams) -> int:
+    full = (1 << params.bits) - 1
+    return len(f"{full:X}") if params.number_base == "hex" else len(str(full))
+
+
+def encode_text(values: np.ndarray, params: WireParams) -> bytes:
+    """SimTools-style axis string, one token per value (``len(values) <= len(axis_letters)``)."""
+    q = quantize(values, params.bits)
+    if len(q) > len(params.axis_letters):
+        raise ValueError(f"{len(q)} values but only {len(params.axis_letters)} axis letters")
+    fmt = f"0{_width(params)}{'X' if params.number_base == 'hex' else 'd'}"
+    body = "".join(f"{params.axis_letters[i]}{int(x):{fmt}}" for i, x in enumerate(q))
+    return (body + params.terminator).encode("ascii")
+
+
+def decode_text(data: bytes, params: WireParams, count: int) -> np.ndarray:
+    """Inverse of ``encode_text``: ``count`` values in 0..1; malformed text raises PacketError."""
+    try:
+        text = bytes(data).decode("ascii")
+    except (UnicodeDecodeError, TypeError):
+        raise PacketError("not an ASCII frame") from None
+    if params.terminator and not text.endswith(params.terminator):
+        raise PacketError("missing terminator")
+    text = text[: len(text) - len(params.terminator)] if params.terminator else text
+    w, base = _width(params), 16 if params.number_base == "hex" else 10
+    if len(text) != count * (w + 1):
+        raise PacketError(f"expected {count * (w + 1)} characters, got {len(text)}")
+    out = np.empty(count)
+    for i in range(count):
+        token = text[i * (w + 1): (i + 1) * (w + 1)]
+        if token[0] != params.axis_letters[i]:
+            raise PacketError(f"axis {i}: expected letter {params.axis_letters[i]!r}")
+        try:
+            out[i] = int(token[1:], base) / ((1 << params.bits) - 1)
+        except ValueError:
+            raise PacketError(f"axis {i}: bad number {token[1:]!r}") from None
+    return out
+
+
+def encode_binary(values: np.ndarray, seq: int, params: WireParams) -> bytes:
+    """Binary frame: header, seq u8, count u8, u16 values (big-endian), CRC16."""
+    q = quantize(values, params.bits)
+    if len(q) > 255:
+        raise ValueError("at most 255 values per frame")
+    body = bytes(params.header) + struct.pack(f">BB{len(q)}H", seq & 0xFF, len(q), *q.tolist())
+    return body + struct.pack(">H", crc16_ccitt(body))
+
+
+def decode_binary(data: bytes, params: WireParams) -> tuple[int, np.ndarray]:
+    """Inverse of ``encode_binary``: (seq, values in 0..1); raises PacketError when malformed."""
+    data = _as_bytes(data)
+    h = len(params.header)
+    if len(data) < h + 4:
+        raise PacketError(f"truncated: {len(data)} bytes")
+    if data[:h] != bytes(params.header):
+        raise PacketError("bad header")
+    count = data[h + 1]
+    if len(data) != h + 2 + 2 * count + 2:
+        raise PacketError(f"length {len(data)} does not match {count} values")
+    if crc16_ccitt(data[:-2]) != struct.unpack(">H", data[-2:])[0]:
+        raise PacketError("bad CRC")
+    vals = np.array(struct.unpack(f">{count}H", data[h + 2: -2]), dtype=float)
+    if np.any(vals > (1 << params.bits) - 1):
+        raise PacketError("value above the configured resolution")
+    return data[h], vals / ((1 << params.bits) - 1)
+
+
+@dataclass(frozen=True)
+class RigInput:
+    """One decoded steering-rig input packet (raw device counts; see ``input_map``)."""
+
+    seq: int
+    steering_raw: int
+    throttle_raw: int
+    brake_raw: int
+    clutch_raw: int
+    steering_torque_nm: float
+    buttons: int
+
+
+def encode_input_packet(msg: RigInput) -> bytes:
+    """Build an input packet (for rig firmware emulators and tests)."""
+    body = _INPUT.pack(INPUT_MAGIC, INPUT_VERSION, msg.seq & 0xFFFF, msg.steering_raw,
+                       msg.throttle_raw, msg.brake_raw, msg.clutch_raw,
+                       int(round(msg.steering_torque_nm * 100.0)), msg.buttons)
+    return body + struct.pack(">H", crc16_ccitt(body))
+
+
+def decode_input_packet(data: bytes) -> RigInput:
+    """Validate and decode one input packet; any defect raises PacketError with its reason."""
+    data = _as_bytes(data)
+    if len(data) < INPUT_PACKET_BYTES:
+        raise PacketError(f"truncated: {len(data)} of {INPUT_PACKET_BYTES} bytes")
+    if len(data) > INPUT_PACKET_BYTES:
+        raise PacketError(f"oversized: {len(data)} of {INPUT_PACKET_BYTES} bytes")
+    if data[:2] != INPUT_MAGIC:
+        raise PacketError("bad header")
+    if data[2] != INPUT_VERSION:
+        raise PacketError(f"unsupported version {data[2]}")
+    if crc16_ccitt(data[:-2]) != struct.unpack(">H", data[-2:])[0]:
+        raise PacketError("bad CRC")
+    _, _, seq, steer, thr, brk, clu, torque, buttons = _INPUT.unpack(data[:-2])
+    return RigInput(seq, steer, thr, brk, clu, torque / 100.0, buttons)
+
+
+class SequenceTracker:
+    """Accepts only newer 16-bit sequence numbers (serial-number arithmetic, RFC 1982)."""
+
+    def __init__(self) -> None:
+        self.last: int | None = None
+        self.lost = 0
+        self.rejected = 0
+
+    def accept(self, seq: int) -> bool:
+        """True if ``seq`` is newer than the last accepted one; counts gaps as lost packets."""
+        if self.last is not None:
+            diff = (seq - self.last) & 0xFFFF
+            if diff == 0 or diff >= 0x8000:
+                self.rejected += 1
+                return False
+            self.lost += diff - 1
+        self.last = seq
+        return True
+
+
+def _as_bytes(data: object) -> bytes:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise PacketError(f"expected bytes, got {type(data).__name__}")
+    return bytes(data)
