@@ -1,0 +1,100 @@
+"""The true vehicle state the sensor models sample, and the rotations they need.
+
+Reference point: the vehicle CG, origin of ``base_link`` (REP-103: x forward, y left, z up).
+World frame: local ENU (``map``/``odom``). Orientation is roll, pitch, yaw [rad] with
+R_world_base = Rz(yaw) Ry(pitch) Rx(roll). Any object with the attributes of :class:`TrueState`
+is accepted (``vehicle_sim.core.vehicle.interface.VehicleSnapshot`` uses the same names).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from transforms3d.quaternions import mat2quat
+
+
+class KinematicState(Protocol):
+    """What the sensor models read (arrays of 3 floats, SI units)."""
+
+    position_m: np.ndarray  # CG position in local ENU [m]
+    rpy_rad: np.ndarray  # roll, pitch, yaw of base_link in ENU [rad]
+    velocity_mps: np.ndarray  # CG velocity in base_link axes [m/s]
+    angular_velocity_radps: np.ndarray  # body rate in base_link axes [rad/s]
+    acceleration_mps2: np.ndarray  # inertial acceleration of the CG in base_link, no gravity
+    angular_acceleration_radps2: np.ndarray  # d(omega)/dt in base_link axes [rad/s^2]
+
+
+def _zeros() -> np.ndarray:
+    return np.zeros(3)
+
+
+@dataclass
+class TrueState:
+    """Plain implementation of :class:`KinematicState`.
+
+    ``acceleration_mps2`` is the CG's acceleration relative to the (inertial) ENU frame expressed
+    in base_link axes, i.e. dv_body/dt + omega x v_body; it never contains gravity.
+    """
+
+    position_m: np.ndarray = field(default_factory=_zeros)
+    rpy_rad: np.ndarray = field(default_factory=_zeros)
+    velocity_mps: np.ndarray = field(default_factory=_zeros)
+    angular_velocity_radps: np.ndarray = field(default_factory=_zeros)
+    acceleration_mps2: np.ndarray = field(default_factory=_zeros)
+    angular_acceleration_radps2: np.ndarray = field(default_factory=_zeros)
+
+
+_NAMES = ("position_m", "rpy_rad", "velocity_mps", "angular_velocity_radps",
+          "acceleration_mps2", "angular_acceleration_radps2")
+
+
+def read_state(state: KinematicState) -> np.ndarray:
+    """The six vectors of ``state`` as a float array (6, 3) in _NAMES order; refuses NaN/shape."""
+    try:
+        v = np.array([getattr(state, name) for name in _NAMES], dtype=float)
+    except (ValueError, TypeError):
+        v = np.zeros((0, 3))
+    if v.shape != (6, 3) or not np.isfinite(v).all():
+        for name in _NAMES:
+            x = np.asarray(getattr(state, name), dtype=float)
+            if x.shape != (3,) or not np.all(np.isfinite(x)):
+                raise ValueError(f"state.{name} must be 3 finite numbers, got {x!r}")
+    return v
+
+
+def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b for two 3-vectors (np.cross costs ~20 us per call on small arrays)."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
+def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """Rotation matrix Rz(yaw) Ry(pitch) Rx(roll) (3, 3): child axes expressed in the parent."""
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def rotation_vector_to_matrix(v: np.ndarray) -> np.ndarray:
+    """Rodrigues: rotation by |v| [rad] about v / |v| (3, 3)."""
+    angle = float(np.linalg.norm(v))
+    if angle < 1e-12:
+        return np.eye(3)
+    k = v / angle
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + math.sin(angle) * kx + (1.0 - math.cos(angle)) * (kx @ kx)
+
+
+def matrix_to_quaternion_xyzw(r: np.ndarray) -> np.ndarray:
+    """Unit quaternion (x, y, z, w), w >= 0, of a rotation matrix (via transforms3d)."""
+    w, x, y, z = mat2quat(r)
+    q = np.array([x, y, z, w])
+    return q if w >= 0.0 else -q
