@@ -4,6 +4,10 @@ A model is a pure function ``f(x, u, p) -> dx/dt`` over float64 arrays (state x,
 packed parameters p). Local truncation errors (001): Euler O(dt^2), midpoint O(dt^3), RK4 O(dt^5);
 global errors O(dt), O(dt^2), O(dt^4). The integrators are numba-jitted and take the model as a
 first-class jitted function, so a kernel and its integrator compile together.
+
+They are NOT disk-cached: numba's cache key of a function that takes another jitted function as
+argument holds that argument's dispatcher, and a later process then fails with "underlying
+object has vanished". They compile once per process (about 1-4 s per model/integrator pair).
 """
 from __future__ import annotations
 
@@ -13,20 +17,20 @@ from numba import njit
 INTEGRATORS = ("euler", "midpoint", "rk4")
 
 
-@njit(cache=True)
+@njit
 def euler_step(f, x, u, p, dt):
     """x(t + dt) by one forward-Euler step (1 evaluation of f)."""
     return x + dt * f(x, u, p)
 
 
-@njit(cache=True)
+@njit
 def midpoint_step(f, x, u, p, dt):
     """x(t + dt) by the explicit midpoint rule (2 evaluations of f)."""
     k1 = f(x, u, p)
     return x + dt * f(x + 0.5 * dt * k1, u, p)
 
 
-@njit(cache=True)
+@njit
 def rk4_step(f, x, u, p, dt):
     """x(t + dt) by the classical fourth-order Runge-Kutta rule (4 evaluations of f)."""
     k1 = f(x, u, p)

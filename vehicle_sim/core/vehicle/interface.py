@@ -40,7 +40,8 @@ class VehicleSnapshot:
     rpy_rad: np.ndarray = field(default_factory=lambda: np.zeros(3))  # roll, pitch, yaw (odom)
     velocity_mps: np.ndarray = field(default_factory=lambda: np.zeros(3))  # CG velocity, base_link
     angular_velocity_radps: np.ndarray = field(default_factory=lambda: np.zeros(3))  # base_link
-    # coordinate acceleration of the CG in base_link (not specific force: no gravity term)
+    # inertial acceleration of the CG expressed in base_link, dv/dt + w x v (what an ideal
+    # accelerometer at the CG reads minus gravity; specific force = this - R^T g)
     acceleration_mps2: np.ndarray = field(default_factory=lambda: np.zeros(3))
     angular_acceleration_radps2: np.ndarray = field(default_factory=lambda: np.zeros(3))
     wheel_speed_radps: np.ndarray = field(default_factory=lambda: np.zeros(4))  # spin, FL FR RL RR

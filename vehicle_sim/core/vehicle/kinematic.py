@@ -1,0 +1,127 @@
+"""Kinematic bicycle model, reference point the centre of gravity (CG).
+
+State (indices K_*): ``[X_m, Y_m, yaw_rad, v_mps]`` with (X, Y) the CG in odom (ENU) and v the
+signed CG speed along its velocity, which points at the body slip angle
+beta = atan(b tan(delta) / L) from body x:
+
+    dX/dt = v cos(yaw + beta),  dY/dt = v sin(yaw + beta),
+    dyaw/dt = v cos(beta) tan(delta) / L,  dv/dt = (Fxf + Fxr + F_res) / m
+
+No tyre slip: the rear axle moves on a circle of radius L / tan(delta), the CG on
+sqrt(b^2 + (L / tan(delta))^2). Longitudinal forces are the single-track model's
+(:func:`single_track.axle_long_forces`: constant-power drive, brakes saturating at mu Fz, rolling
+resistance, drag), so both models accelerate and stop alike. Valid at low lateral acceleration.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
+from vehicle_sim.core.vehicle.params import (
+    P_A, P_B, P_FZF, P_FZR, P_MASS, P_MU, VehicleParams, pack)
+from vehicle_sim.core.vehicle.single_track import (
+    U_GEAR, axle_long_forces, brake_demands, brake_locked, controls_array, settle_speed,
+    steer_angle, stepper, wheel_outputs)
+
+K_X, K_Y, K_YAW, K_V = range(4)
+N_STATE = 4
+
+
+@njit(cache=True)
+def kinematic_f(x, u, p):
+    """dx/dt of the kinematic bicycle at the CG (state K_*, input U_*, packed params P_*)."""
+    delta = steer_angle(u, p)
+    wheelbase = p[P_A] + p[P_B]
+    beta = math.atan(p[P_B] * math.tan(delta) / wheelbase)
+    v, yaw = x[K_V], x[K_YAW]
+    fxf, fxr, fres = axle_long_forces(v, u, p)
+    dx = np.empty(N_STATE)
+    dx[K_X] = v * math.cos(yaw + beta)
+    dx[K_Y] = v * math.sin(yaw + beta)
+    dx[K_YAW] = v * math.cos(beta) * math.tan(delta) / wheelbase
+    dx[K_V] = (fxf + fxr + fres) / p[P_MASS]
+    return dx
+
+
+@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
+def ks_advance(step_fn, f, x, u, p, dt):
+    """One ``step_fn`` step of ``f`` (= kinematic_f), then the stop-at-rest rule."""
+    x_new = step_fn(f, x, u, p, dt)
+    if settle_speed(x[K_V], x_new[K_V], u, p, dt):
+        x_new[K_V] = 0.0
+    return x_new
+
+
+@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
+def ks_simulate(step_fn, f, x0, controls, p, dt, n):
+    """n steps from x0 (row i of ``controls``, clamped to the last row, held over step i)."""
+    out = np.empty((n + 1, N_STATE))
+    out[0] = x0
+    x = x0.copy()
+    last = controls.shape[0] - 1
+    for i in range(n):
+        x = ks_advance(step_fn, f, x, controls[min(i, last)], p, dt)
+        out[i + 1] = x
+    return out
+
+
+class KinematicModel:
+    """Kinematic bicycle as a :class:`~interface.VehicleModel` (reference point: CG)."""
+
+    name = "kinematic"
+
+    def __init__(self, params: VehicleParams, integrator: str = "rk4"):
+        self.params = params
+        self._p = pack(params)
+        self._stepper = stepper(integrator)
+        self._x = np.zeros(N_STATE)
+        self._u = controls_array(Controls())
+
+    @property
+    def state(self) -> np.ndarray:
+        """A copy of the state vector (indices K_*)."""
+        return self._x.copy()
+
+    def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
+              speed_mps: float = 0.0) -> None:
+        """At (x, y) [m] heading yaw [rad] with speed [m/s] along body x."""
+        self._x = np.array([x_m, y_m, yaw_rad, speed_mps], dtype=float)
+        self._u = controls_array(Controls())
+
+    def step(self, controls: Controls, dt_s: float) -> None:
+        """Advance by dt_s [s] with the controls held."""
+        if not dt_s > 0.0 or not math.isfinite(dt_s):
+            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
+        self._u = controls_array(controls)
+        self._x = ks_advance(self._stepper, kinematic_f, self._x, self._u, self._p, dt_s)
+
+    def snapshot(self) -> VehicleSnapshot:
+        """Current state; slip angles are 0 by construction, accelerations from dx/dt."""
+        x, u, p = self._x, self._u, self._p
+        delta = steer_angle(u, p)
+        wheelbase = p[P_A] + p[P_B]
+        beta = math.atan(p[P_B] * math.tan(delta) / wheelbase)
+        v, dv = x[K_V], kinematic_f(x, u, p)[K_V]
+        r = v * math.cos(beta) * math.tan(delta) / wheelbase
+        c, s = math.cos(beta), math.sin(beta)
+        fxf, fxr, _ = axle_long_forces(v, u, p)
+        bf, br = brake_demands(u, p)
+        spin, slip = wheel_outputs(
+            v * c / math.cos(delta), v * c,
+            brake_locked(fxf, bf, p[P_MU] * p[P_FZF], v),
+            brake_locked(fxr, br, p[P_MU] * p[P_FZR], v), self.params.tyre.rolling_radius_m)
+        return VehicleSnapshot(
+            position_m=np.array([x[K_X], x[K_Y], 0.0]),
+            rpy_rad=np.array([0.0, 0.0, x[K_YAW]]),
+            velocity_mps=np.array([v * c, v * s, 0.0]),
+            angular_velocity_radps=np.array([0.0, 0.0, r]),
+            # inertial acceleration in base_link: dv along the velocity + v r across it
+            acceleration_mps2=np.array([dv * c - v * r * s, dv * s + v * r * c, 0.0]),
+            angular_acceleration_radps2=np.array([0.0, 0.0, dv * c * math.tan(delta) / wheelbase]),
+            wheel_speed_radps=spin, wheel_slip_ratio=slip,
+            wheel_slip_angle_rad=np.zeros(4),
+            steer_rad=float(delta), gear=int(u[U_GEAR]), engine_rpm=0.0,
+            aligning_moment_nm=0.0)
