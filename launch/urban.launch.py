@@ -1,0 +1,49 @@
+"""ros2 launch vehicle_sim urban.launch.py [scenario:=urban] [mode:=fast] [duration:=60] ...
+
+Starts the node graph declared in config/scenarios/<scenario>.yaml. The same declaration drives
+the `vehicle_sim_run` runner on machines without launch_ros (see vehicle_sim/graph.py), so both
+start the same executables with the same names, parameter files, parameters and remappings.
+"""
+from launch import LaunchDescription
+from launch.actions import (DeclareLaunchArgument, EmitEvent, LogInfo, OpaqueFunction,
+                            SetEnvironmentVariable)
+from launch.events import Shutdown
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from vehicle_sim import graph
+
+
+def _nodes(context):
+    args = graph.resolve_args({a.name: LaunchConfiguration(a.name).perform(context)
+                               for a in graph.LAUNCH_ARGS})
+    scenario = graph.load_scenario(args["scenario"])
+    actions = [LogInfo(msg=f"vehicle_sim scenario {args['scenario']}: {scenario.description}")]
+    for spec in graph.active_nodes(scenario, args):
+        params_file = graph.params_file(spec)
+        parameters = ([str(params_file)] if params_file else [])
+        parameters.append(graph.node_parameters(spec, args))
+        on_exit = None
+        if spec.shutdown_on_exit and not spec.respawn:
+            on_exit = [EmitEvent(event=Shutdown(reason=f"{spec.name} exited"))]
+        actions.append(Node(
+            package="vehicle_sim", executable=spec.executable, name=spec.name,
+            parameters=parameters,
+            remappings=[tuple(r.split(":=", 1)) for r in spec.remappings],
+            respawn=spec.respawn, respawn_delay=spec.respawn_delay_s,
+            on_exit=on_exit, output="screen", emulate_tty=True))
+    if args["headless"] != "true":
+        actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen"))
+    return actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    declared = [DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
+                                      **({"choices": list(a.choices)} if a.choices else {}))
+                for a in graph.LAUNCH_ARGS]
+    return LaunchDescription([
+        *declared,
+        SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE",
+                               LaunchConfiguration("discovery_range")),
+        OpaqueFunction(function=_nodes),
+    ])

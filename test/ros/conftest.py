@@ -1,0 +1,82 @@
+"""Fixtures for tests that start real nodes and exchange real messages over Fast DDS (loopback)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy", reason="ROS tests need rclpy (scripts/test.sh installs it)")
+
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+
+@pytest.fixture(scope="module")
+def ros_node():
+    """An rclpy node in the test process (its own context)."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node(f"test_{os.getpid()}", context=context)
+    executor = rclpy.executors.SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    node.test_executor = executor
+    node.spin_until = lambda *a, **k: spin_until(node, *a, **k)
+    yield node
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def spin_until(node, predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
+    """Spin the test node until predicate() is true; fail naming `what` after the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        node.test_executor.spin_once(timeout_sec=0.05)
+
+
+def bin_path(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+class NodeProcess:
+    """A node executable started as a real process, stopped with SIGINT like ros2 launch does."""
+
+    def __init__(self, executable: str, params: dict | None = None, params_file: str = "",
+                 name: str = ""):
+        cmd = [bin_path(executable), "--ros-args"]
+        if name:
+            cmd += ["-r", f"__node:={name}"]
+        if params_file:
+            cmd += ["--params-file", params_file]
+        for key, value in (params or {}).items():
+            cmd += ["-p", f"{key}:={value}"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.stdout.read()
+
+
+@pytest.fixture
+def start_node():
+    started: list[NodeProcess] = []
+
+    def start(executable: str, **kwargs) -> NodeProcess:
+        proc = NodeProcess(executable, **kwargs)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.stop()

@@ -1,0 +1,162 @@
+"""The dynamics node as a real process, driven over real DDS topics and services."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from nav_msgs.msg import Odometry
+from rosgraph_msgs.msg import Clock
+from std_srvs.srv import SetBool, Trigger
+
+from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl, VehicleState
+from vehicle_sim.nodes import qos
+
+FAST_STATUS = {"status_rate_hz": 20.0}
+
+
+class Probe:
+    """Collects what the dynamics node publishes."""
+
+    def __init__(self, node):
+        self.node = node
+        self.states: list[VehicleState] = []
+        self.status: list[SimStatus] = []
+        self.clock: list[int] = []
+        self.odom: list[Odometry] = []
+        self.subs = [
+            node.create_subscription(VehicleState, "vehicle/state", self.states.append, qos.STATE),
+            node.create_subscription(SimStatus, "sim/status", self.status.append, qos.EVENT),
+            node.create_subscription(Odometry, "odom", self.odom.append, qos.STATE),
+            node.create_subscription(Clock, "/clock", lambda m: self.clock.append(
+                m.clock.sec * 10**9 + m.clock.nanosec), qos.STREAM)]
+        self.cmd = node.create_publisher(VehicleControl, "vehicle/control", qos.COMMAND)
+
+    def close(self):
+        for sub in self.subs:
+            self.node.destroy_subscription(sub)
+        self.node.destroy_publisher(self.cmd)
+
+    def send(self, **fields):
+        self.cmd.publish(VehicleControl(gear=1, **fields))
+
+
+@pytest.fixture
+def probe(ros_node):
+    p = Probe(ros_node)
+    yield p
+    p.close()
+
+
+def test_throttle_drives_forward_with_consistent_frames_and_stamps(ros_node, probe, start_node):
+    start_node("dynamics_node", params={"real_time_factor": 2.0, "command_timeout_s": 5.0,
+                                        **FAST_STATUS})
+    ros_node.spin_until(lambda: probe.cmd.get_subscription_count() > 0, what="command match")
+    ros_node.spin_until(lambda: len(probe.states) > 5, what="first states")
+    probe.send(throttle=0.6)
+    ros_node.spin_until(lambda: probe.states[-1].pose.position.x > 3.0, what="car moving 3 m")
+    last = probe.states[-1]
+    assert last.header.frame_id == "odom" and last.child_frame_id == "base_link"
+    assert last.twist.linear.x > 1.0 and abs(last.pose.position.y) < 0.05
+    stamps = [s.header.stamp.sec * 10**9 + s.header.stamp.nanosec for s in probe.states]
+    assert all(b > a for a, b in zip(stamps, stamps[1:])), "stamps must increase"
+    assert all(b - a == 10_000_000 for a, b in zip(stamps[-20:], stamps[-19:])), "100 Hz in sim time"
+    assert probe.odom and probe.odom[-1].child_frame_id == "base_link"
+    assert min(last.wheel_speed) > 0.0
+
+
+def test_nan_and_bad_gear_are_rejected_and_counted(ros_node, probe, start_node):
+    start_node("dynamics_node", params={"command_timeout_s": 5.0, **FAST_STATUS})
+    ros_node.spin_until(lambda: probe.cmd.get_subscription_count() > 0, what="command match")
+    probe.send(throttle=0.5)
+    # commands are keep-last-1 (only the newest matters): send each bad one after the last
+    # rejection was reported
+    probe.send(steering_angle=math.nan, throttle=0.5)
+    ros_node.spin_until(lambda: probe.status and probe.status[-1].rejected_commands >= 1,
+                        what="NaN command rejected")
+    probe.cmd.publish(VehicleControl(gear=42, throttle=1.0))
+    ros_node.spin_until(lambda: probe.status[-1].rejected_commands >= 2,
+                        what="gear 42 rejected")
+    ros_node.spin_until(lambda: len(probe.states) > 20, what="states")
+    for s in probe.states:
+        assert all(math.isfinite(v) for v in (s.pose.position.x, s.pose.position.y,
+                                               s.twist.linear.x, s.steering_angle))
+    assert probe.states[-1].gear == 1
+
+
+def test_watchdog_brakes_to_rest_without_commands(ros_node, probe, start_node):
+    start_node("dynamics_node", params={"initial.speed_mps": 10.0, "command_timeout_s": 0.2,
+                                        "real_time_factor": 3.0, **FAST_STATUS})
+    ros_node.spin_until(lambda: probe.status and probe.status[-1].command_timeout,
+               what="watchdog report")
+    ros_node.spin_until(lambda: probe.states and abs(probe.states[-1].twist.linear.x) < 0.05,
+               timeout_s=30.0, what="vehicle at rest")
+    assert max(s.twist.linear.x for s in probe.states) <= 10.0 + 1e-6
+
+
+def test_pause_step_and_reset_services(ros_node, probe, start_node):
+    start_node("dynamics_node", params={"initial.speed_mps": 5.0, "command_timeout_s": 100.0})
+    pause = ros_node.create_client(SetBool, "sim/pause")
+    step = ros_node.create_client(Trigger, "sim/step")
+    reset = ros_node.create_client(Trigger, "sim/reset")
+    ros_node.spin_until(lambda: pause.service_is_ready() and step.service_is_ready()
+               and reset.service_is_ready(), what="services")
+    ros_node.spin_until(lambda: len(probe.clock) > 50, what="clock")
+
+    def call(client, request):
+        future = client.call_async(request)
+        ros_node.spin_until(future.done, what=f"{client.srv_name} response")
+        return future.result()
+
+    assert call(pause, SetBool.Request(data=True)).success
+    for _ in range(6):  # let the tick of the step in progress arrive
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    frozen = max(probe.clock)
+    for _ in range(20):  # 1 s of wall time: the clock must not move while paused
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    assert max(probe.clock) == frozen
+    assert call(step, Trigger.Request()).success
+    ros_node.spin_until(lambda: max(probe.clock) > frozen, what="one step")
+    assert max(probe.clock) - frozen == 1_000_000  # exactly one 1 kHz step
+    assert call(pause, SetBool.Request(data=False)).success
+    assert call(reset, Trigger.Request()).success
+    probe.states.clear()
+    ros_node.spin_until(lambda: len(probe.states) > 3, what="states after reset")
+    assert probe.states[0].pose.position.x < 1.0  # back near the start (5 m/s for < 0.2 s)
+
+
+def test_lockstep_advances_only_when_the_peer_acknowledges(ros_node, probe, start_node):
+    start_node("dynamics_node", params={"mode": "lockstep", "lockstep_peers": "['tester']",
+                                        "lockstep_frame_steps": 10})
+    ack = ros_node.create_publisher(LockstepAck, "/sim/lockstep_ack", qos.COMMAND)
+    ros_node.spin_until(lambda: ack.get_subscription_count() > 0, what="ack match")
+    ros_node.spin_until(lambda: probe.clock and max(probe.clock) >= 10_000_000, what="frame 1")
+    for _ in range(10):
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    assert max(probe.clock) == 10_000_000, "must wait for the peer at the end of frame 1"
+    for frame in (1, 2, 3):
+        t_ns = frame * 10_000_000
+        msg = LockstepAck(node="tester")
+        msg.stamp.sec, msg.stamp.nanosec = divmod(t_ns, 10**9)
+        ack.publish(msg)
+        ros_node.spin_until(lambda: max(probe.clock) >= t_ns + 10_000_000,
+                   what=f"frame {frame + 1}")
+    for _ in range(10):
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    assert max(probe.clock) == 40_000_000
+    ros_node.destroy_publisher(ack)
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"physics_rate_hz": -5.0}, "physics_rate_hz: must be >= 50.0"),
+    ({"phyiscs_rate_hz": 500.0}, "phyiscs_rate_hz: unknown parameter"),
+    ({"model": "warp_drive"}, "warp_drive"),
+    ({"integrator": "leapfrog"}, "integrator: 'leapfrog' is not one of"),
+    ({"vehicle_file": "/nonexistent/car.yaml"}, "/nonexistent/car.yaml: cannot read file"),
+    ({"real_time_factor": "fast"}, "real_time_factor"),
+])
+def test_bad_parameters_refuse_to_start_naming_the_parameter(start_node, params, words):
+    proc = start_node("dynamics_node", params=params)
+    proc.proc.wait(timeout=30)
+    output = proc.stop()
+    assert proc.proc.returncode == 2, output
+    assert "refusing to start" in output and words in output, output

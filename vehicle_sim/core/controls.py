@@ -1,0 +1,97 @@
+"""Validation of incoming driver commands, the command watchdog and cmd_vel conversion (no ROS).
+
+Policy (one place for every input path):
+- any non-finite field (NaN, inf) rejects the whole command: the previous valid one stays;
+- a gear outside [-1, max_gear] rejects the command;
+- pedals outside [0, 1] and steering beyond the vehicle's limit are clamped, with a warning.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from vehicle_sim.core.vehicle.interface import Controls
+
+GRAVITY_MPS2 = 9.80665  # standard gravity [m/s^2]
+
+
+@dataclass(frozen=True)
+class ControlLimits:
+    max_steer_rad: float  # road-wheel steering limit [rad]
+    max_gear: int  # highest forward gear
+
+
+@dataclass(frozen=True)
+class Validated:
+    controls: Controls | None  # None: rejected
+    problem: str = ""  # "" when the command was accepted unchanged
+
+
+def validate(steer_rad: float, throttle: float, brake: float, clutch: float, gear: int,
+             handbrake: bool, limits: ControlLimits) -> Validated:
+    """Check one raw command; see the module docstring for the policy."""
+    named = {"steering_angle": steer_rad, "throttle": throttle, "brake": brake, "clutch": clutch}
+    for name, value in named.items():
+        if not math.isfinite(value):
+            return Validated(None, f"rejected: {name} is {value}")
+    if not -1 <= gear <= limits.max_gear:
+        return Validated(None, f"rejected: gear {gear} outside [-1, {limits.max_gear}]")
+    problems = []
+    pedals = {}
+    for name, value in (("throttle", throttle), ("brake", brake), ("clutch", clutch)):
+        pedals[name] = min(1.0, max(0.0, value))
+        if pedals[name] != value:
+            problems.append(f"{name} {value:g} clamped to [0, 1]")
+    steer = min(limits.max_steer_rad, max(-limits.max_steer_rad, steer_rad))
+    if steer != steer_rad:
+        problems.append(f"steering_angle {steer_rad:g} rad clamped to +-{limits.max_steer_rad:g}")
+    controls = Controls(steer_rad=steer, throttle=pedals["throttle"], brake=pedals["brake"],
+                        clutch=pedals["clutch"], gear=int(gear), handbrake=bool(handbrake))
+    return Validated(controls, "; ".join(problems))
+
+
+class CommandWatchdog:
+    """Replaces the command by full braking when none arrived for ``timeout_s`` of sim time."""
+
+    def __init__(self, timeout_s: float, brake: float):
+        self.timeout_s, self._brake = timeout_s, brake
+        self._last_ns: int | None = None
+
+    def feed(self, t_ns: int) -> None:
+        self._last_ns = t_ns
+
+    def expired(self, t_ns: int) -> bool:
+        """True before the first command and when the last one is older than the timeout."""
+        return self._last_ns is None or (t_ns - self._last_ns) * 1e-9 > self.timeout_s
+
+    def safe(self, last: Controls) -> Controls:
+        """The safe command: no throttle, brakes applied, steering and gear kept."""
+        return Controls(steer_rad=last.steer_rad, throttle=0.0, brake=self._brake, clutch=0.0,
+                        gear=last.gear, handbrake=last.handbrake)
+
+
+@dataclass(frozen=True)
+class TwistGains:
+    speed_gain_per_s: float = 1.0  # [1/s] acceleration demand per m/s of speed error
+    max_accel_mps2: float = 3.0  # [m/s^2] acceleration that maps to full throttle
+    max_decel_mps2: float = 8.0  # [m/s^2] deceleration that maps to full brake (~0.8 g)
+
+
+def twist_to_command(v_des_mps: float, yaw_rate_des_radps: float, speed_mps: float,
+                     wheelbase_m: float, gains: TwistGains = TwistGains()
+                     ) -> tuple[float, float, float, int]:
+    """geometry_msgs/Twist (v, yaw rate) -> (steering [rad], throttle, brake, gear).
+
+    Steering from the kinematic bicycle, delta = atan(L r / v) (evaluated at the desired speed,
+    at least 0.5 m/s so a pure rotation command does not saturate); speed by a proportional law.
+    """
+    v_ref = v_des_mps if abs(v_des_mps) > 0.5 else math.copysign(0.5, v_des_mps or 1.0)
+    steer = math.atan(wheelbase_m * yaw_rate_des_radps / v_ref)
+    gear = -1 if v_des_mps < 0.0 else 1
+    error = abs(v_des_mps) - abs(speed_mps)
+    accel = gains.speed_gain_per_s * error
+    throttle = min(1.0, max(0.0, accel / gains.max_accel_mps2))
+    brake = min(1.0, max(0.0, -accel / gains.max_decel_mps2))
+    if abs(v_des_mps) < 1e-3 and abs(speed_mps) < 0.2:
+        throttle, brake = 0.0, 1.0  # hold at rest
+    return steer, throttle, brake, gear

@@ -1,0 +1,54 @@
+"""Parameters of the dynamics node (one source of truth for names, types, defaults, bounds)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vehicle_sim.core.config import spec
+
+MODES = ("realtime", "fast", "lockstep")
+
+
+@dataclass(frozen=True)
+class InitialPose:
+    x_m: float = spec(0.0, unit="m", doc="start position in odom")
+    y_m: float = spec(0.0, unit="m", doc="start position in odom")
+    yaw_rad: float = spec(0.0, unit="rad", doc="start heading, 0 = east (ENU)")
+    speed_mps: float = spec(0.0, unit="m/s", ge=-20.0, le=80.0, doc="start forward speed")
+
+
+@dataclass(frozen=True)
+class DynamicsParams:
+    vehicle_file: str = spec("vehicles/medium_car.yaml",
+                             doc="vehicle parameter file, absolute or relative to the config dir")
+    model: str = spec("single_track", doc="vehicle model (see vehicle_sim.core.vehicle.factory)")
+    integrator: str = spec("rk4", choices=("euler", "midpoint", "rk4"), doc="paper 001")
+    physics_rate_hz: float = spec(1000.0, unit="Hz", ge=50.0, le=20000.0, doc="fixed step rate")
+    state_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, doc="VehicleState and Odometry rate")
+    raw_state_decimation: int = spec(1, ge=0, doc="raw state every N physics steps, 0 = off")
+    clock_decimation: int = spec(1, ge=1, doc="/clock every N physics steps")
+    status_rate_hz: float = spec(1.0, unit="Hz", gt=0.0, le=50.0, doc="SimStatus rate (wall)")
+    mode: str = spec("realtime", choices=MODES, doc="realtime pacing, fast, or lockstep")
+    real_time_factor: float = spec(1.0, gt=0.0, le=1000.0, doc="sim seconds per wall second")
+    lockstep_peers: tuple[str, ...] = spec((), doc="node names that ack each lockstep frame")
+    lockstep_frame_steps: int = spec(10, ge=1, doc="physics steps per lockstep frame (003's N)")
+    command_timeout_s: float = spec(0.5, unit="s", gt=0.0, doc="sim time without a command "
+                                    "before the watchdog brakes")
+    watchdog_brake: float = spec(1.0, ge=0.0, le=1.0, doc="brake pedal applied by the watchdog")
+    odom_frame: str = spec("odom", doc="REP-105 odometry frame")
+    base_frame: str = spec("base_link", doc="REP-105 body frame (at the CG)")
+    initial: InitialPose = InitialPose()
+
+    def __post_init__(self) -> None:
+        if self.state_rate_hz > self.physics_rate_hz:
+            raise ValueError(f"state_rate_hz {self.state_rate_hz} exceeds physics_rate_hz "
+                             f"{self.physics_rate_hz}")
+        if self.mode == "lockstep" and not self.lockstep_peers:
+            raise ValueError("mode lockstep needs lockstep_peers (use mode fast without peers)")
+
+    @property
+    def dt_ns(self) -> int:
+        return round(1e9 / self.physics_rate_hz)
+
+    def every(self, rate_hz: float) -> int:
+        """Physics steps between two publications at ``rate_hz`` (at least 1)."""
+        return max(1, round(self.physics_rate_hz / rate_hz))

@@ -1,0 +1,138 @@
+"""Absolute-deadline pacing and lateness statistics for fixed-step loops (no ROS).
+
+Deadline k of a loop started at wall time t0 with period T and real-time factor f is
+t0 + k T / f: sleeping until an absolute deadline never accumulates drift, unlike relative
+sleeps. A wake-up later than one period past its deadline counts as an overrun; after a long
+stall (a pause, a debugger) the schedule is re-anchored instead of bursting to catch up.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+_PR_SET_TIMERSLACK = 29  # linux/prctl.h
+
+
+def tighten_timer_slack(slack_ns: int = 1000) -> bool:
+    """Ask Linux for a 1 us timer slack on this thread (default 50 us) so sleeps wake on time."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_TIMERSLACK, slack_ns, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+class LatenessWindow:
+    """Fixed-size ring of samples [s] with percentiles; preallocated, no allocation per sample."""
+
+    def __init__(self, capacity: int = 4096):
+        self._buf = np.zeros(capacity)
+        self._n = 0
+
+    def add(self, value_s: float) -> None:
+        self._buf[self._n % self._buf.size] = value_s
+        self._n += 1
+
+    def percentiles(self) -> tuple[float, float, float]:
+        """(p50, p99, max) over the samples in the window; zeros when empty."""
+        n = min(self._n, self._buf.size)
+        if n == 0:
+            return 0.0, 0.0, 0.0
+        data = self._buf[:n]
+        p50, p99 = np.percentile(data, (50.0, 99.0))
+        return float(p50), float(p99), float(data.max())
+
+    def clear(self) -> None:
+        self._n = 0
+
+
+class Pacer:
+    """Sleeps until absolute deadlines t0 + k * period / real_time_factor."""
+
+    def __init__(self, period_s: float, real_time_factor: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep,
+                 reanchor_periods: int = 100):
+        if period_s <= 0.0 or real_time_factor <= 0.0:
+            raise ValueError("period_s and real_time_factor must be > 0")
+        self._period, self._rtf = period_s, real_time_factor
+        self._clock, self._sleep = clock, sleep
+        self._reanchor = reanchor_periods
+        self.overruns = 0
+        self.reanchor()
+
+    @property
+    def wall_period_s(self) -> float:
+        return self._period / self._rtf
+
+    def reanchor(self) -> None:
+        """Start a new schedule at the current time (after a pause or a rate change)."""
+        self._t0 = self._clock()
+        self._k = 0
+
+    def set_real_time_factor(self, rtf: float) -> None:
+        if rtf <= 0.0:
+            raise ValueError("real_time_factor must be > 0")
+        self._rtf = rtf
+        self.reanchor()
+
+    def wait(self) -> float:
+        """Sleep until the next deadline; return the wake-up lateness [s] (>= 0)."""
+        self._k += 1
+        deadline = self._t0 + self._k * self.wall_period_s
+        remaining = deadline - self._clock()
+        if remaining > 0.0:
+            self._sleep(remaining)
+        lateness = max(0.0, self._clock() - deadline)
+        if lateness > self.wall_period_s:
+            self.overruns += 1
+            if lateness > self._reanchor * self.wall_period_s:
+                self.reanchor()
+        return lateness
+
+
+class LockstepBarrier:
+    """Lets the loop advance frame f only after every peer acknowledged frame f - 1 (003's heartbeat).
+
+    Peers acknowledge with the sim time [ns] of the frame they finished; ``wait_for`` blocks until
+    all named peers have reached ``t_ns`` or the timeout passes (returns False: the caller
+    reports the stalled peers and keeps waiting, so no step is skipped)."""
+
+    def __init__(self, peers: tuple[str, ...]):
+        self._acked = {p: -1 for p in peers}
+        self._cv = threading.Condition()
+
+    @property
+    def peers(self) -> tuple[str, ...]:
+        return tuple(self._acked)
+
+    def ack(self, peer: str, t_ns: int) -> bool:
+        """Record an acknowledgement; unknown peers are ignored (returns False)."""
+        with self._cv:
+            if peer not in self._acked:
+                return False
+            self._acked[peer] = max(self._acked[peer], t_ns)
+            self._cv.notify_all()
+            return True
+
+    def wait_for(self, t_ns: int, timeout_s: float) -> bool:
+        with self._cv:
+            return self._cv.wait_for(lambda: min(self._acked.values(), default=t_ns) >= t_ns,
+                                     timeout=timeout_s)
+
+    def stalled(self, t_ns: int) -> list[str]:
+        with self._cv:
+            return [p for p, t in self._acked.items() if t < t_ns]
+
+    def release(self) -> None:
+        """Wake any waiter (used on shutdown)."""
+        with self._cv:
+            self._acked = {p: 2**62 for p in self._acked}
+            self._cv.notify_all()

@@ -1,0 +1,67 @@
+"""What a run did, accumulated from the published state and status (no ROS)."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from vehicle_sim.core.config import spec
+
+
+@dataclass(frozen=True)
+class MonitorParams:
+    duration: float = spec(0.0, unit="s", ge=0.0, doc="end the run at this sim time, 0 = never")
+    record_dir: str = spec("runs", doc="folder for the JSON run summary ('' = none)")
+
+
+@dataclass
+class RunSummary:
+    sim_time_s: float = 0.0
+    wall_time_s: float = 0.0
+    state_samples: int = 0
+    distance_m: float = 0.0
+    max_speed_mps: float = 0.0
+    final_position_m: tuple[float, float] = (0.0, 0.0)
+    physics_steps: int = 0
+    overruns: int = 0
+    real_time_factor: float = 0.0
+    lateness_p99_max_s: float = 0.0
+    command_timeouts: int = 0  # status reports with the watchdog braking
+    rejected_commands: int = 0
+    accidents: int = 0
+    traffic_agents_max: int = 0
+    notes: list[str] = field(default_factory=list)
+    _last_xy: tuple[float, float] | None = None
+
+    def add_state(self, t_s: float, x_m: float, y_m: float, speed_mps: float) -> None:
+        if self._last_xy is not None:
+            self.distance_m += math.hypot(x_m - self._last_xy[0], y_m - self._last_xy[1])
+        self._last_xy = (x_m, y_m)
+        self.final_position_m = (x_m, y_m)
+        self.sim_time_s = max(self.sim_time_s, t_s)
+        self.state_samples += 1
+        self.max_speed_mps = max(self.max_speed_mps, abs(speed_mps))
+
+    def add_status(self, steps: int, overruns: int, rtf: float, lateness_p99_s: float,
+                   command_timeout: bool, rejected: int) -> None:
+        self.physics_steps, self.overruns, self.rejected_commands = steps, overruns, rejected
+        self.real_time_factor = rtf
+        self.lateness_p99_max_s = max(self.lateness_p99_max_s, lateness_p99_s)
+        self.command_timeouts += int(command_timeout)
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out.pop("_last_xy")
+        return out
+
+    def text(self) -> str:
+        d = self.as_dict()
+        lines = ["==== vehicle_sim run summary ===="]
+        for key, value in d.items():
+            if key == "notes":
+                continue
+            shown = f"{value:.3f}" if isinstance(value, float) else str(value)
+            if isinstance(value, tuple):
+                shown = ", ".join(f"{v:.2f}" for v in value)
+            lines.append(f"{key:>22}: {shown}")
+        lines += [f"{'note':>22}: {n}" for n in self.notes]
+        return "\n".join(lines)

@@ -1,0 +1,165 @@
+"""The fixed-step simulation loop of the dynamics node, free of ROS.
+
+The loop runs in its own thread and alone touches the model. Other threads (the ROS executor)
+only hand over commands, pause/step/reset requests and lockstep acknowledgements. Simulation
+time is an integer count of nanoseconds, k * dt_ns, so a run with the same inputs is
+reproducible bit for bit.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from vehicle_sim.core.controls import CommandWatchdog
+from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.realtime import LatenessWindow, LockstepBarrier, Pacer, tighten_timer_slack
+from vehicle_sim.core.vehicle.interface import Controls, VehicleModel
+
+
+@dataclass(frozen=True)
+class LoopStatus:
+    sim_time_s: float
+    steps: int
+    overruns: int
+    paused: bool
+    real_time_factor: float  # achieved since the previous status
+    lateness_s: tuple[float, float, float]  # p50, p99, max
+    compute_p99_s: float
+    command_timeout: bool
+
+
+@dataclass
+class Hooks:
+    """Callbacks of the node, called from the loop thread."""
+
+    after_step: Callable[[int, int], None]  # (step k, t_ns)
+    status: Callable[[LoopStatus], None]
+    frame_stalled: Callable[[int, list[str]], None] = lambda t_ns, peers: None
+
+
+class SimLoop:
+    def __init__(self, model: VehicleModel, params: DynamicsParams,
+                 clock: Callable[[], float] = time.monotonic):
+        self.model, self.params = model, params
+        self._clock = clock
+        self.dt_ns = params.dt_ns
+        self.k = 0
+        self._command = Controls(brake=params.watchdog_brake)
+        self._watchdog = CommandWatchdog(params.command_timeout_s, params.watchdog_brake)
+        self.barrier = LockstepBarrier(params.lockstep_peers) if params.mode == "lockstep" else None
+        self._pacer = Pacer(self.dt_ns * 1e-9, params.real_time_factor, clock=clock)
+        self._paused = threading.Event()
+        self._wake = threading.Event()
+        self._pending_steps = 0
+        self._pending_reset: tuple[float, float, float, float] | None = None
+        self._lock = threading.Lock()
+        self.lateness = LatenessWindow()
+        self.compute = LatenessWindow()
+        self.command_timeout = True
+        self._status_mark = (clock(), 0)
+        model.reset(params.initial.x_m, params.initial.y_m, params.initial.yaw_rad,
+                    params.initial.speed_mps)
+
+    # ---- called from other threads -------------------------------------------------------
+    @property
+    def t_ns(self) -> int:
+        return self.k * self.dt_ns
+
+    def set_command(self, controls: Controls) -> None:
+        self._command = controls
+        self._watchdog.feed(self.t_ns)
+
+    def pause(self, paused: bool) -> None:
+        if paused:
+            self._paused.set()
+        else:
+            self._paused.clear()
+            self._pacer.reanchor()
+        self._wake.set()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused.is_set()
+
+    def request_steps(self, n: int) -> None:
+        """While paused, advance exactly n steps."""
+        with self._lock:
+            self._pending_steps += n
+        self._wake.set()
+
+    def request_reset(self, x_m: float, y_m: float, yaw_rad: float, speed_mps: float) -> None:
+        with self._lock:
+            self._pending_reset = (x_m, y_m, yaw_rad, speed_mps)
+        self._wake.set()
+
+    def set_real_time_factor(self, rtf: float) -> None:
+        self._pacer.set_real_time_factor(rtf)
+
+    # ---- the loop thread -----------------------------------------------------------------
+    def run(self, stop: threading.Event, hooks: Hooks) -> None:
+        tighten_timer_slack()
+        status_every_s = 1.0 / self.params.status_rate_hz
+        next_status = self._clock() + status_every_s
+        while not stop.is_set():
+            self._apply_reset()
+            if not self._may_step(stop):
+                continue
+            if self.params.mode == "realtime" and not self.paused:
+                self.lateness.add(self._pacer.wait())
+            self.step()
+            hooks.after_step(self.k, self.t_ns)
+            if self.barrier is not None and self.k % self.params.lockstep_frame_steps == 0:
+                self._wait_frame(stop, hooks)
+            if self._clock() >= next_status:
+                next_status += status_every_s
+                hooks.status(self.status())
+        if self.barrier is not None:
+            self.barrier.release()
+
+    def step(self) -> None:
+        """One physics step with the current (or watchdog) command."""
+        self.command_timeout = self._watchdog.expired(self.t_ns)
+        controls = self._watchdog.safe(self._command) if self.command_timeout else self._command
+        start = time.perf_counter()
+        self.model.step(controls, self.dt_ns * 1e-9)
+        self.compute.add(time.perf_counter() - start)
+        self.k += 1
+
+    def status(self) -> LoopStatus:
+        now = self._clock()
+        wall0, k0 = self._status_mark
+        self._status_mark = (now, self.k)
+        rtf = (self.k - k0) * self.dt_ns * 1e-9 / (now - wall0) if now > wall0 else 0.0
+        out = LoopStatus(sim_time_s=self.t_ns * 1e-9, steps=self.k,
+                         overruns=self._pacer.overruns, paused=self.paused,
+                         real_time_factor=rtf, lateness_s=self.lateness.percentiles(),
+                         compute_p99_s=self.compute.percentiles()[1],
+                         command_timeout=self.command_timeout)
+        self.lateness.clear()
+        self.compute.clear()
+        return out
+
+    def _may_step(self, stop: threading.Event) -> bool:
+        if not self.paused:
+            return True
+        with self._lock:
+            if self._pending_steps > 0:
+                self._pending_steps -= 1
+                return True
+        self._wake.wait(0.05)
+        self._wake.clear()
+        return False
+
+    def _apply_reset(self) -> None:
+        with self._lock:
+            pose, self._pending_reset = self._pending_reset, None
+        if pose is not None:
+            self.model.reset(*pose)
+            self._pacer.reanchor()
+
+    def _wait_frame(self, stop: threading.Event, hooks: Hooks) -> None:
+        while not stop.is_set() and not self.barrier.wait_for(self.t_ns, timeout_s=1.0):
+            hooks.frame_stalled(self.t_ns, self.barrier.stalled(self.t_ns))
+        self._pacer.reanchor()

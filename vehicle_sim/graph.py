@@ -1,0 +1,118 @@
+"""The node graph of a scenario: ONE declaration read by both launch/urban.launch.py (launch_ros)
+and the `vehicle_sim_run` runner (plain subprocesses), so both start the same executables with
+the same names, parameter files, parameters, remappings and respawn rules.
+
+No ROS import here. A scenario is config/scenarios/<name>.yaml (see config/scenarios/urban.yaml).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vehicle_sim.core.config import ConfigError, build, load_yaml, spec
+from vehicle_sim.paths import config_path, share_dir
+
+DISCOVERY_RANGES = ("LOCALHOST", "SUBNET", "SYSTEM_DEFAULT", "OFF")
+
+
+@dataclass(frozen=True)
+class LaunchArg:
+    name: str
+    default: str
+    description: str
+    choices: tuple[str, ...] = ()
+
+
+LAUNCH_ARGS = (
+    LaunchArg("scenario", "urban", "scenario file config/scenarios/<name>.yaml"),
+    LaunchArg("use_sim_time", "true", "every node follows /clock from the dynamics node",
+              ("true", "false")),
+    LaunchArg("mode", "realtime", "dynamics pacing: realtime (x real_time_factor), fast "
+              "(as fast as possible) or lockstep (waits for every peer each frame)",
+              ("realtime", "fast", "lockstep")),
+    LaunchArg("real_time_factor", "1.0", "simulated seconds per wall second in realtime mode"),
+    LaunchArg("duration", "0.0", "stop after this many simulated seconds (0 = until Ctrl-C)"),
+    LaunchArg("seed", "0", "seed of every random process (traffic, sensor noise)"),
+    LaunchArg("record", "false", "record the main topics to an MCAP file in record_dir",
+              ("true", "false")),
+    LaunchArg("record_dir", "runs", "folder for MCAP recordings and run summaries"),
+    LaunchArg("headless", "true", "false also starts rviz2 where it is installed",
+              ("true", "false")),
+    LaunchArg("discovery_range", "LOCALHOST", "ROS_AUTOMATIC_DISCOVERY_RANGE for every node; "
+              "SUBNET to reach rigs and stacks on a LAN (an explicit choice)", DISCOVERY_RANGES),
+)
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str = spec(doc="ROS node name")
+    executable: str = spec(doc="console script (lib/vehicle_sim/<exe> or bin/<exe>)")
+    params_file: str = spec("", doc="parameter file relative to config/, '' for none")
+    args: tuple[str, ...] = spec((), doc="launch arguments passed as parameters of that name")
+    remappings: tuple[str, ...] = spec((), doc="'from:=to' topic remappings")
+    respawn: bool = spec(False, doc="restart the node when it exits")
+    respawn_delay_s: float = spec(2.0, unit="s", ge=0.0)
+    shutdown_on_exit: bool = spec(True, doc="end the whole run when this node exits "
+                                  "(ignored with respawn)")
+    condition: str = spec("", doc="launch argument that must be 'true' to start the node")
+
+    def __post_init__(self) -> None:
+        for remap in self.remappings:
+            if remap.count(":=") != 1:
+                raise ValueError(f"remapping {remap!r} of node {self.name} is not 'from:=to'")
+        known = {a.name for a in LAUNCH_ARGS}
+        for arg in (*self.args, *((self.condition,) if self.condition else ())):
+            if arg not in known:
+                raise ValueError(f"node {self.name}: unknown launch argument {arg!r}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    description: str = spec(doc="one line shown by the runner")
+    nodes: tuple[NodeSpec, ...] = spec(doc="the processes of the scenario")
+
+    def __post_init__(self) -> None:
+        names = [n.name for n in self.nodes]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"duplicate node names: {', '.join(sorted(dupes))}")
+
+
+def scenario_names() -> list[str]:
+    return sorted(p.stem for p in (share_dir() / "config" / "scenarios").glob("*.yaml"))
+
+
+def load_scenario(name: str) -> Scenario:
+    """Load config/scenarios/<name>.yaml; an unknown name lists the known ones."""
+    path = share_dir() / "config" / "scenarios" / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(str(path), "scenario",
+                          f"unknown scenario {name!r} (known: {', '.join(scenario_names())})")
+    return build(Scenario, load_yaml(path), source=str(path))
+
+
+def resolve_args(given: dict[str, str]) -> dict[str, str]:
+    """Launch-argument values with defaults filled in; unknown names or bad choices raise."""
+    table = {a.name: a for a in LAUNCH_ARGS}
+    for name, value in given.items():
+        if name not in table:
+            raise ConfigError("launch arguments", name, f"unknown (known: {', '.join(table)})")
+        if table[name].choices and value not in table[name].choices:
+            raise ConfigError("launch arguments", name,
+                              f"{value!r} is not one of {', '.join(table[name].choices)}")
+    return {a.name: given.get(a.name, a.default) for a in LAUNCH_ARGS}
+
+
+def active_nodes(scenario: Scenario, args: dict[str, str]) -> list[NodeSpec]:
+    return [n for n in scenario.nodes if not n.condition or args[n.condition] == "true"]
+
+
+def params_file(node: NodeSpec) -> Path | None:
+    return config_path(node.params_file) if node.params_file else None
+
+
+def node_parameters(node: NodeSpec, args: dict[str, str]) -> dict[str, str]:
+    """Parameters set from launch arguments, as YAML text (ROS parses them like launch_ros)."""
+    values = {"use_sim_time": args["use_sim_time"]}
+    values.update({name: args[name] for name in node.args})
+    return values

@@ -1,0 +1,90 @@
+"""Core values <-> ROS messages, at the edge of the nodes (the only place they meet)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Pose, Quaternion, Twist, Vector3
+from nav_msgs.msg import Odometry
+
+from vehicle_sim.core.vehicle.interface import VehicleSnapshot
+from vehicle_sim.msg import VehicleState
+
+
+def stamp(t_ns: int) -> Time:
+    return Time(sec=t_ns // 1_000_000_000, nanosec=t_ns % 1_000_000_000)
+
+
+def to_ns(time_msg: Time) -> int:
+    return time_msg.sec * 1_000_000_000 + time_msg.nanosec
+
+
+def quaternion_from_rpy(roll: float, pitch: float, yaw: float) -> Quaternion:
+    """ZYX (yaw, pitch, roll) Euler angles [rad] -> unit quaternion (REP-103)."""
+    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
+    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
+    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
+    return Quaternion(w=cr * cp * cy + sr * sp * sy, x=sr * cp * cy - cr * sp * sy,
+                      y=cr * sp * cy + sr * cp * sy, z=cr * cp * sy - sr * sp * cy)
+
+
+def rpy_from_quaternion(q: Quaternion) -> tuple[float, float, float]:
+    roll = math.atan2(2 * (q.w * q.x + q.y * q.z), 1 - 2 * (q.x * q.x + q.y * q.y))
+    pitch = math.asin(max(-1.0, min(1.0, 2 * (q.w * q.y - q.z * q.x))))
+    yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+    return roll, pitch, yaw
+
+
+def vector3(v: np.ndarray) -> Vector3:
+    return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+
+
+def pose(position: np.ndarray, rpy: np.ndarray) -> Pose:
+    out = Pose()
+    out.position.x, out.position.y, out.position.z = (float(c) for c in position)
+    out.orientation = quaternion_from_rpy(*(float(a) for a in rpy))
+    return out
+
+
+def twist(linear: np.ndarray, angular: np.ndarray) -> Twist:
+    return Twist(linear=vector3(linear), angular=vector3(angular))
+
+
+def vehicle_state(s: VehicleSnapshot, t_ns: int, frame: str, child: str, model: str
+                  ) -> VehicleState:
+    msg = VehicleState()
+    msg.header.stamp = stamp(t_ns)
+    msg.header.frame_id = frame
+    msg.child_frame_id = child
+    msg.pose = pose(s.position_m, s.rpy_rad)
+    msg.twist = twist(s.velocity_mps, s.angular_velocity_radps)
+    msg.linear_acceleration = vector3(s.acceleration_mps2)
+    msg.angular_acceleration = vector3(s.angular_acceleration_radps2)
+    msg.wheel_speed = np.asarray(s.wheel_speed_radps, dtype=np.float64)
+    msg.wheel_slip_ratio = np.asarray(s.wheel_slip_ratio, dtype=np.float64)
+    msg.wheel_slip_angle = np.asarray(s.wheel_slip_angle_rad, dtype=np.float64)
+    msg.steering_angle = float(s.steer_rad)
+    msg.aligning_moment = float(s.aligning_moment_nm)
+    msg.gear = int(s.gear)
+    msg.engine_rpm = float(s.engine_rpm)
+    msg.model = model
+    return msg
+
+
+def odometry(state: VehicleState) -> Odometry:
+    """nav_msgs/Odometry from a VehicleState: pose in odom, twist in base_link (REP-105).
+
+    The simulator's state is exact: covariances are a small diagonal (1e-6) rather than zero so
+    that filters consuming ground truth do not divide by zero.
+    """
+    msg = Odometry()
+    msg.header = state.header
+    msg.child_frame_id = state.child_frame_id
+    msg.pose.pose = state.pose
+    msg.twist.twist = state.twist
+    diag = [i * 7 for i in range(6)]
+    for i in diag:
+        msg.pose.covariance[i] = 1e-6
+        msg.twist.covariance[i] = 1e-6
+    return msg

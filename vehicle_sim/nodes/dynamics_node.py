@@ -1,0 +1,151 @@
+"""Dynamics node: the fixed-step physics loop that owns /clock.
+
+Thin: parameters come from DynamicsParams, the loop from core.sim_loop, the model from
+core.vehicle. This file only converts messages and wires topics and services.
+"""
+from __future__ import annotations
+
+import threading
+
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from std_srvs.srv import SetBool, Trigger
+
+from vehicle_sim.core.config import load
+from vehicle_sim.core.controls import ControlLimits, twist_to_command, validate
+from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
+from vehicle_sim.core.vehicle.factory import make_model
+from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.paths import config_path
+
+_MODES = {"realtime": SimStatus.MODE_REALTIME, "fast": SimStatus.MODE_FAST,
+          "lockstep": SimStatus.MODE_LOCKSTEP}
+
+
+class DynamicsNode(Node):
+    def __init__(self) -> None:
+        super().__init__("dynamics")
+        self.p = declare_and_load(self, DynamicsParams)
+        self.vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
+        self.model = make_model(self.p.model, self.vehicle, self.p.integrator)
+        # the constant-power automatic gearbox of 004 has one forward drive position
+        self.limits = ControlLimits(self.vehicle.steering.max_road_wheel_angle_rad, max_gear=1)
+        self.loop = SimLoop(self.model, self.p)
+        self.rejected = 0
+        self._speed_mps = self.p.initial.speed_mps  # last published forward speed, for cmd_vel
+        self._state_every = self.p.every(self.p.state_rate_hz)
+        self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE)
+        self.pub_raw = self.create_publisher(conv.VehicleState, "vehicle/state_raw", qos.STREAM)
+        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE)
+        self.pub_clock = self.create_publisher(Clock, "/clock", qos.STREAM)
+        self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
+        self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)
+        self.create_subscription(Twist, "cmd_vel", self._on_twist, qos.COMMAND)
+        self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack, qos.COMMAND)
+        self.create_service(SetBool, "sim/pause", self._on_pause)
+        self.create_service(Trigger, "sim/step", self._on_step)
+        self.create_service(Trigger, "sim/reset", self._on_reset)
+        self._stop = threading.Event()
+        hooks = Hooks(after_step=self._after_step, status=self._publish_status,
+                      frame_stalled=self._on_stalled)
+        self._thread = threading.Thread(target=self.loop.run, args=(self._stop, hooks),
+                                        name="physics", daemon=True)
+        self.get_logger().info(
+            f"model {self.p.model}/{self.p.integrator} at {self.p.physics_rate_hz:g} Hz, mode "
+            f"{self.p.mode}, real_time_factor {self.p.real_time_factor:g}, vehicle "
+            f"{self.p.vehicle_file}")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+
+    # ---- physics thread ------------------------------------------------------------------
+    def _after_step(self, k: int, t_ns: int) -> None:
+        if k % self.p.clock_decimation == 0:
+            self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
+        raw = self.p.raw_state_decimation and k % self.p.raw_state_decimation == 0
+        if not raw and k % self._state_every:
+            return
+        msg = conv.vehicle_state(self.model.snapshot(), t_ns, self.p.odom_frame,
+                                 self.p.base_frame, self.p.model)
+        self._speed_mps = msg.twist.linear.x
+        if raw:
+            self.pub_raw.publish(msg)
+        if k % self._state_every == 0:
+            self.pub_state.publish(msg)
+            self.pub_odom.publish(conv.odometry(msg))
+
+    def _publish_status(self, s: LoopStatus) -> None:
+        msg = SimStatus(mode=_MODES[self.p.mode], paused=s.paused, sim_time=s.sim_time_s,
+                        real_time_factor_target=self.p.real_time_factor
+                        if self.p.mode == "realtime" else 0.0,
+                        real_time_factor=s.real_time_factor, steps=s.steps, overruns=s.overruns,
+                        lateness_p50=s.lateness_s[0], lateness_p99=s.lateness_s[1],
+                        lateness_max=s.lateness_s[2], step_compute_p99=s.compute_p99_s,
+                        command_timeout=s.command_timeout, rejected_commands=self.rejected,
+                        model=self.p.model)
+        msg.header.stamp = conv.stamp(self.loop.t_ns)
+        self.pub_status.publish(msg)
+
+    def _on_stalled(self, t_ns: int, peers: list[str]) -> None:
+        self.get_logger().warning(f"lockstep: waiting for {', '.join(peers)} at "
+                                  f"t={t_ns * 1e-9:.3f} s", throttle_duration_sec=5.0)
+        self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))  # in case the tick was lost
+
+    # ---- executor thread -----------------------------------------------------------------
+    def _on_control(self, msg: VehicleControl) -> None:
+        self._accept(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
+                     msg.handbrake)
+
+    def _on_twist(self, msg: Twist) -> None:
+        steer, throttle, brake, gear = twist_to_command(
+            msg.linear.x, msg.angular.z, self._speed_mps, self.vehicle.chassis.wheelbase_m)
+        self._accept(steer, throttle, brake, 0.0, gear, False)
+
+    def _accept(self, *command) -> None:
+        result = validate(*command, self.limits)
+        if result.problem:
+            self.get_logger().warning(f"vehicle command {result.problem}",
+                                      throttle_duration_sec=1.0)
+        if result.controls is None:
+            self.rejected += 1
+            return
+        self.loop.set_command(result.controls)
+
+    def _on_ack(self, msg: LockstepAck) -> None:
+        if self.loop.barrier is not None:
+            self.loop.barrier.ack(msg.node, conv.to_ns(msg.stamp))
+
+    def _on_pause(self, request: SetBool.Request, response: SetBool.Response):
+        self.loop.pause(request.data)
+        response.success, response.message = True, "paused" if request.data else "running"
+        return response
+
+    def _on_step(self, request: Trigger.Request, response: Trigger.Response):
+        if not self.loop.paused:
+            response.success, response.message = False, "step needs the simulation paused"
+            return response
+        self.loop.request_steps(1)
+        response.success, response.message = True, f"stepping from t={self.loop.t_ns} ns"
+        return response
+
+    def _on_reset(self, request: Trigger.Request, response: Trigger.Response):
+        i = self.p.initial
+        self.loop.request_reset(i.x_m, i.y_m, i.yaw_rad, i.speed_mps)
+        response.success, response.message = True, "vehicle reset to the initial pose"
+        return response
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(DynamicsNode, "dynamics", args)

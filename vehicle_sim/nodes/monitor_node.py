@@ -1,0 +1,73 @@
+"""Run monitor: ends a bounded run at `duration` sim seconds and prints the run summary."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from rclpy.node import Node
+
+from vehicle_sim.core.run_summary import MonitorParams, RunSummary
+from vehicle_sim.msg import AccidentEvent, SimStatus, TrafficAgentArray, VehicleState
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.conversions import to_ns
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.params import declare_and_load
+
+
+class MonitorNode(Node):
+    def __init__(self) -> None:
+        super().__init__("sim_monitor")
+        self.p = declare_and_load(self, MonitorParams)
+        self.summary = RunSummary()
+        self.done = False
+        self._wall0 = time.monotonic()
+        self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
+        self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
+        self.create_subscription(AccidentEvent, "accidents", self._on_accident, qos.EVENT)
+        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.STREAM)
+
+    def _on_state(self, msg: VehicleState) -> None:
+        t_s = to_ns(msg.header.stamp) * 1e-9
+        self.summary.add_state(t_s, msg.pose.position.x, msg.pose.position.y,
+                               msg.twist.linear.x)
+        if self.p.duration > 0.0 and t_s >= self.p.duration:
+            self.done = True
+
+    def _on_status(self, msg: SimStatus) -> None:
+        self.summary.add_status(msg.steps, msg.overruns, msg.real_time_factor,
+                                msg.lateness_p99, msg.command_timeout, msg.rejected_commands)
+
+    def _on_accident(self, msg: AccidentEvent) -> None:
+        self.summary.accidents += 1
+
+    def _on_agents(self, msg: TrafficAgentArray) -> None:
+        self.summary.traffic_agents_max = max(self.summary.traffic_agents_max, len(msg.agents))
+
+    def finish(self, reason: str) -> str:
+        self.summary.wall_time_s = time.monotonic() - self._wall0
+        self.summary.notes.append(reason)
+        text = self.summary.text()
+        if self.p.record_dir:
+            out = Path(self.p.record_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
+            path.write_text(json.dumps(self.summary.as_dict(), indent=2))
+            text += f"\n{'written to':>22}: {path}"
+        return text
+
+
+def main(args: list[str] | None = None) -> int:
+    holder: list[MonitorNode] = []
+
+    def make() -> MonitorNode:
+        holder.append(MonitorNode())
+        return holder[0]
+
+    code = run(make, "sim_monitor", args, done=lambda node: node.done)
+    if holder:
+        node = holder[0]
+        reason = (f"reached duration {node.p.duration:g} s of simulated time" if node.done
+                  else "interrupted")
+        print(node.finish(reason), flush=True)
+    return code
