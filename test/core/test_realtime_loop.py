@@ -1,0 +1,135 @@
+"""The fixed-step loop without ROS: absolute deadlines, overruns, pause/step, watchdog, lockstep."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from vehicle_sim.core.controls import ControlLimits, CommandWatchdog, twist_to_command, validate
+from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.realtime import LatenessWindow, LockstepBarrier, Pacer
+from vehicle_sim.core.sim_loop import Hooks, SimLoop
+from vehicle_sim.core.vehicle.interface import Controls
+
+
+class FakeClock:
+    """Wall clock under test control; sleep advances it (optionally oversleeping)."""
+
+    def __init__(self, oversleep_s: float = 0.0):
+        self.now, self.oversleep = 100.0, oversleep_s
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, dt: float) -> None:
+        self.now += dt + self.oversleep
+
+
+def test_pacer_uses_absolute_deadlines_so_lateness_does_not_accumulate():
+    clock = FakeClock(oversleep_s=0.0002)
+    pacer = Pacer(0.001, clock=clock, sleep=clock.sleep)
+    start = clock.now
+    for _ in range(1000):
+        clock.now += 0.0003  # work of the step
+        lateness = pacer.wait()
+    assert lateness == pytest.approx(0.0002, abs=1e-9)
+    assert clock.now - start == pytest.approx(1.0 + 0.0002, abs=1e-6)  # no drift over 1000 steps
+    assert pacer.overruns == 0
+
+
+def test_pacer_counts_overruns_and_scales_with_real_time_factor():
+    clock = FakeClock()
+    pacer = Pacer(0.001, real_time_factor=2.0, clock=clock, sleep=clock.sleep)
+    assert pacer.wall_period_s == pytest.approx(0.0005)
+    clock.now += 0.0021  # a step that took four wall periods
+    assert pacer.wait() > pacer.wall_period_s and pacer.overruns == 1
+    with pytest.raises(ValueError):
+        pacer.set_real_time_factor(0.0)
+
+
+def test_lateness_window_percentiles():
+    window = LatenessWindow(capacity=100)
+    for i in range(200):
+        window.add(float(i))
+    p50, p99, worst = window.percentiles()
+    assert worst == 199.0 and p50 == pytest.approx(149.5) and 197 < p99 < 199
+
+
+def test_lockstep_barrier_waits_for_every_peer():
+    barrier = LockstepBarrier(("traffic", "gps"))
+    assert not barrier.wait_for(10, timeout_s=0.01)
+    barrier.ack("traffic", 10)
+    assert barrier.stalled(10) == ["gps"] and not barrier.ack("stranger", 10)
+    barrier.ack("gps", 10)
+    assert barrier.wait_for(10, timeout_s=0.01)
+
+
+def test_command_validation_policy():
+    limits = ControlLimits(max_steer_rad=0.5, max_gear=1)
+    assert validate(float("nan"), 0, 0, 0, 1, False, limits).controls is None
+    assert validate(0.0, float("inf"), 0, 0, 1, False, limits).controls is None
+    assert validate(0.0, 0.1, 0, 0, 3, False, limits).controls is None
+    clamped = validate(2.0, 1.5, -1.0, 0.0, 1, False, limits)
+    assert clamped.controls.steer_rad == 0.5 and clamped.controls.throttle == 1.0
+    assert clamped.controls.brake == 0.0 and "clamped" in clamped.problem
+
+
+def test_watchdog_and_twist_conversion():
+    dog = CommandWatchdog(timeout_s=0.5, brake=0.8)
+    assert dog.expired(0)
+    dog.feed(1_000_000_000)
+    assert not dog.expired(1_400_000_000) and dog.expired(1_600_000_000)
+    assert dog.safe(Controls(throttle=1.0, steer_rad=0.1)) == Controls(steer_rad=0.1, brake=0.8)
+    steer, throttle, brake, gear = twist_to_command(5.0, 0.5, 5.0, 2.5)
+    assert steer == pytest.approx(0.2449786631, abs=1e-9) and gear == 1  # atan(2.5*0.5/5)
+    assert twist_to_command(-2.0, 0.0, 0.0, 2.5)[3] == -1
+    assert twist_to_command(0.0, 0.0, 0.05, 2.5)[1:3] == (0.0, 1.0)
+
+
+class RecordingModel:
+    """Counts steps and records the controls it was given."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.controls: list[Controls] = []
+        self.resets = 0
+
+    def reset(self, *pose):
+        self.resets += 1
+
+    def step(self, controls, dt_s):
+        self.controls.append(controls)
+
+    def snapshot(self):
+        raise NotImplementedError
+
+
+def test_sim_loop_watchdog_pause_step_and_deterministic_time():
+    model = RecordingModel()
+    params = DynamicsParams(mode="fast", command_timeout_s=0.002)
+    loop = SimLoop(model, params)
+    for _ in range(3):
+        loop.step()
+    assert all(c.brake == 1.0 for c in model.controls), "brakes before the first command"
+    loop.set_command(Controls(throttle=0.4))
+    loop.step()
+    assert model.controls[-1].throttle == 0.4 and not loop.command_timeout
+    for _ in range(3):
+        loop.step()
+    assert loop.command_timeout and model.controls[-1].throttle == 0.0
+    assert loop.t_ns == 7 * 1_000_000
+
+    stop, ticks = threading.Event(), []
+    loop.pause(True)
+    hooks = Hooks(after_step=lambda k, t: ticks.append(t), status=lambda s: None)
+    thread = threading.Thread(target=loop.run, args=(stop, hooks))
+    thread.start()
+    loop.request_steps(2)
+    for _ in range(200):
+        if len(ticks) >= 2:
+            break
+        threading.Event().wait(0.01)
+    stop.set()
+    thread.join(timeout=2)
+    assert ticks == [8_000_000, 9_000_000]

@@ -1,0 +1,103 @@
+"""Recorder: writes the configured topics, serialized as received (CDR), to an MCAP file.
+
+Subscriptions are made as topics appear, with a QoS compatible with their publishers (reliable
+and transient-local only when every publisher is). Log times are the node's clock: simulation
+time with use_sim_time. The file is readable by Foxglove, `ros2 bag` (MCAP storage) and the mcap
+Python readers.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcap.writer import Writer
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from vehicle_sim.core.config import spec
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.recording import ros2msg_schema
+
+
+@dataclass(frozen=True)
+class RecorderParams:
+    record_dir: str = spec("runs", doc="folder of the MCAP file")
+    topics: tuple[str, ...] = spec(
+        ("/clock", "/vehicle/state", "/odom", "/vehicle/control", "/sim/status", "/cmd_vel",
+         "/traffic/agents", "/traffic/lights", "/imu/data", "/gnss/fix", "/motion/cue",
+         "/accidents", "/faults/command", "/faults/status"),
+        doc="topics recorded when they appear")
+    discovery_period_s: float = spec(0.5, unit="s", gt=0.0, doc="how often to look for topics")
+
+
+class RecorderNode(Node):
+    def __init__(self) -> None:
+        super().__init__("recorder")
+        self.p = declare_and_load(self, RecorderParams)
+        out = Path(self.p.record_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.path = out / f"vehicle_sim-{time.strftime('%Y%m%d-%H%M%S')}.mcap"
+        self._file = open(self.path, "wb")
+        self.writer = Writer(self._file)
+        self.writer.start(profile="ros2", library="vehicle_sim recorder")
+        self._channels: dict[str, int] = {}
+        self.counts: dict[str, int] = {}
+        self.create_timer(self.p.discovery_period_s, self._discover)
+        self.get_logger().info(f"recording to {self.path}")
+
+    def _discover(self) -> None:
+        for topic, types in self.get_topic_names_and_types():
+            if topic not in self.p.topics or topic in self._channels or len(types) != 1:
+                continue
+            datatype = types[0]
+            try:
+                schema = ros2msg_schema(datatype)
+            except FileNotFoundError as exc:
+                self.get_logger().warning(f"not recording {topic}: {exc}")
+                self._channels[topic] = -1
+                continue
+            schema_id = self.writer.register_schema(name=datatype, encoding="ros2msg",
+                                                    data=schema.encode())
+            channel = self.writer.register_channel(topic=topic, message_encoding="cdr",
+                                                   schema_id=schema_id)
+            self._channels[topic] = channel
+            self.counts[topic] = 0
+            msg_type = _import(datatype)
+            self.create_subscription(msg_type, topic, lambda data, t=topic: self._write(t, data),
+                                     self._qos_for(topic), raw=True)
+
+    def _qos_for(self, topic: str) -> QoSProfile:
+        infos = self.get_publishers_info_by_topic(topic)
+        reliable = infos and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE
+                                 for i in infos)
+        latched = infos and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                                for i in infos)
+        return QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE if reliable
+                          else ReliabilityPolicy.BEST_EFFORT,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
+                          else DurabilityPolicy.VOLATILE)
+
+    def _write(self, topic: str, data: bytes) -> None:
+        now = self.get_clock().now().nanoseconds
+        self.writer.add_message(channel_id=self._channels[topic], log_time=now, data=data,
+                                publish_time=now, sequence=self.counts[topic])
+        self.counts[topic] += 1
+
+    def stop(self) -> None:
+        self.writer.finish()
+        self._file.close()
+        total = sum(self.counts.values())
+        self.get_logger().info(f"wrote {total} messages on {len(self.counts)} topics to "
+                               f"{self.path}")
+
+
+def _import(datatype: str):
+    pkg, _, name = datatype.split("/")
+    module = __import__(f"{pkg}.msg", fromlist=[name])
+    return getattr(module, name)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(RecorderNode, "recorder", args)
