@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from vehicle_sim.core.config import ConfigError, build, load_yaml, spec
 from vehicle_sim.paths import config_path, share_dir
 
@@ -111,8 +113,13 @@ def params_file(node: NodeSpec) -> Path | None:
     return config_path(node.params_file) if node.params_file else None
 
 
-def node_parameters(node: NodeSpec, args: dict[str, str]) -> dict[str, str]:
-    """Parameters set from launch arguments, as YAML text (ROS parses them like launch_ros)."""
-    values = {"use_sim_time": args["use_sim_time"]}
-    values.update({name: args[name] for name in node.args})
-    return values
+def node_parameters(node: NodeSpec, args: dict[str, str]) -> dict[str, object]:
+    """Parameters set from launch arguments, typed as YAML reads them ('true' -> True, '1.0' ->
+    1.0), as launch_ros hands them to the node; the runner writes them back as YAML text."""
+    names = ("use_sim_time", *node.args)
+    return {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
+
+
+def yaml_text(value: object) -> str:
+    """A parameter value as `-p name:=<text>` expects it (YAML)."""
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("\n...").strip()

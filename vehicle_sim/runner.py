@@ -41,7 +41,7 @@ def node_command(spec: graph.NodeSpec, args: dict[str, str]) -> list[str]:
     if params is not None:
         cmd += ["--params-file", str(params)]
     for name, value in graph.node_parameters(spec, args).items():
-        cmd += ["-p", f"{name}:={value}"]
+        cmd += ["-p", f"{name}:={graph.yaml_text(value)}"]
     for remap in spec.remappings:
         cmd += ["-r", remap]
     return cmd

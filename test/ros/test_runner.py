@@ -75,8 +75,10 @@ def test_runner_commands_match_the_declared_graph():
     for spec in graph.active_nodes(scenario, args):
         cmd = runner.node_command(spec, args)
         assert cmd[1:4] == ["--ros-args", "-r", f"__node:={spec.name}"]
-        assert f"use_sim_time:={args['use_sim_time']}" in cmd
+        assert "use_sim_time:=true" in cmd
         for name in spec.args:
             assert f"{name}:={args[name]}" in cmd
+    assert graph.node_parameters(scenario.nodes[0], args) == {
+        "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0}
         if spec.params_file:
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()

@@ -12,11 +12,15 @@ import threading
 from collections.abc import Callable
 
 import rclpy
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from vehicle_sim.core.config import ConfigError
+
+# a parameter override of the wrong type or value for a parameter rclpy itself declares
+ParameterException = (InvalidParameterTypeException, InvalidParameterValueException)
 
 
 def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
@@ -29,7 +33,7 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = factory()
-    except (ConfigError, ValueError, FileNotFoundError) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, ParameterException) as exc:
         rclpy.logging.get_logger(name).fatal(f"refusing to start: {exc}")
         rclpy.try_shutdown()
         return 2
