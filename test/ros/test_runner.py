@@ -78,7 +78,7 @@ def test_runner_commands_match_the_declared_graph():
         assert "use_sim_time:=true" in cmd
         for name in spec.args:
             assert f"{name}:={args[name]}" in cmd
-    assert graph.node_parameters(scenario.nodes[0], args) == {
-        "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0}
         if spec.params_file:
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()
+    assert graph.node_parameters(scenario.nodes[0], args) == {
+        "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0}

@@ -24,7 +24,12 @@ from vehicle_sim.core.motion.wire import encode_binary, encode_text
 
 @dataclass(frozen=True)
 class MotionFrame:
-    """One platform cycle: bytes to send, the safe pose, actuator values (0..1) and status."""
+    """One platform cycle: bytes to send, the safe pose, actuator values (0..1) and status.
+
+    positions_m: what the actuators do in metres (Stewart: leg lengths; vertical rigs: extension
+    from mid-stroke). limited: the washout command was clipped by the pose limits, was
+    non-finite, or was shrunk to stay reachable (velocity/acceleration limiting not included).
+    """
 
     payload: bytes
     pose: np.ndarray
@@ -32,6 +37,8 @@ class MotionFrame:
     mode: Mode
     kinematics_ok: bool
     problems: tuple[str, ...]
+    positions_m: np.ndarray | None = None
+    limited: bool = False
 
 
 class MotionBridge:
@@ -50,7 +57,13 @@ class MotionBridge:
         if not neutral.ok:
             raise ValueError(f"neutral pose is not reachable: {neutral.problems}")
         self._last_actuator = neutral.actuator  # last values sent (diagnostics)
+        self._pose_limit = np.asarray(params.safety.pose_limit, dtype=float)
         self._seq = 0
+
+    @property
+    def cue(self) -> tuple[np.ndarray, np.ndarray]:
+        """Latest (specific force [m/s^2], angular velocity [rad/s]) at the head, base_link axes."""
+        return self._cue[0].copy(), self._cue[1].copy()
 
     def on_vehicle_state(self, now_s: float, accel_cg_mps2: np.ndarray, omega_radps: np.ndarray,
                          alpha_radps2: np.ndarray, rpy_rad: np.ndarray) -> None:
@@ -69,8 +82,9 @@ class MotionBridge:
         if not ik.ok:
             pose, ik = self._reachable(out.values)
         self._last_actuator = ik.actuator
+        limited = bool(out.nonfinite or problems or np.any(np.abs(pose_cmd) > self._pose_limit))
         return MotionFrame(self._encode(ik.actuator), pose, ik.actuator.copy(), out.mode,
-                           not problems, problems)
+                           not problems, problems, ik.lengths_m.copy(), limited)
 
     def _reachable(self, pose: np.ndarray, iterations: int = 16) -> tuple[np.ndarray, IKResult]:
         """Farthest reachable pose s * pose, s in [0, 1] (neutral is reachable), by bisection."""
