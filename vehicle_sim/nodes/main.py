@@ -33,7 +33,7 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = factory()
-    except (ConfigError, ValueError, FileNotFoundError, ParameterException) as exc:
+    except (ConfigError, ValueError, FileNotFoundError, *ParameterException) as exc:
         rclpy.logging.get_logger(name).fatal(f"refusing to start: {exc}")
         rclpy.try_shutdown()
         return 2
