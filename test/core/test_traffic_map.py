@@ -1,0 +1,93 @@
+"""Map format (paper 004 sec. 2): the default map loads; malformed maps are refused by key."""
+import copy
+import math
+
+import numpy as np
+import pytest
+
+from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.traffic import geometry as geo
+from vehicle_sim.core.traffic.gridgen import GridSpec, generate
+from vehicle_sim.core.traffic.mapfile import load_map, map_from_dict
+from vehicle_sim.core.traffic.network import L_TURN, Network
+
+MAP = "config/maps/urban_grid.yaml"
+
+
+def test_default_map_is_a_4x4_block_grid_with_all_signal_kinds():
+    spec = load_map(MAP)
+    assert len(spec.nodes) == 25  # 4 x 4 blocks -> 5 x 5 junctions
+    kinds = {s.kind for s in spec.signals}
+    assert kinds == {"traffic_light", "stop", "give_way", "crossing"}
+    assert any(s.kind == "crossing" and s.signalised for s in spec.signals)
+    assert {o.kind for o in spec.static_objects} == {"tree", "pole", "barrier", "building"}
+    two_way = [st for st in spec.streets if {ln.direction for ln in st.lanes} == {"forward",
+                                                                                  "backward"}]
+    assert len(two_way) == len(spec.streets)
+    net = Network(spec, MAP)
+    assert len(net.light_names) > 0 and max(net.node_groups) == 2
+
+
+def test_committed_default_map_equals_the_generator_output(tmp_path):
+    """The YAML in the repo is what gridgen writes (one source of truth)."""
+    assert map_from_dict(generate(GridSpec())) == load_map(MAP)
+
+
+def test_fillet_right_turn_has_the_analytic_radius():
+    """Perpendicular lanes 6.25 m from the corner: one quarter arc of radius 6.25 m."""
+    pieces = geo.fillet((1.75, -8.0, math.pi / 2), (8.0, -1.75, 0.0))
+    assert len(pieces) == 1
+    length, k = pieces[0]
+    assert k == pytest.approx(-1 / 6.25, abs=1e-9)
+    assert length == pytest.approx(6.25 * math.pi / 2, abs=1e-9)
+    path = geo.sample_pieces(1.75, -8.0, math.pi / 2, pieces)
+    assert path[-1, :2] == pytest.approx([8.0, -1.75], abs=1e-6)
+
+
+def test_connector_turn_signs_follow_rep103():
+    net = Network(load_map(MAP), MAP)
+    turns = net.net.lane_f[net.n_street_lanes:, L_TURN]
+    assert np.any(turns > 1.5) and np.any(turns < -1.5)  # left (+) and right (-) turns exist
+
+
+def _base() -> dict:
+    return generate(GridSpec(blocks_x=1, blocks_y=1, decorate=False))
+
+
+@pytest.mark.parametrize("mutate, key", [
+    (lambda d: d["streets"][0]["lanes"][0].__setitem__("width_m", -3.0),
+     "streets[0].lanes[0].width_m"),
+    (lambda d: d["streets"][0]["lanes"][0].__setitem__("direction", "sideways"),
+     "streets[0].lanes[0].direction"),
+    (lambda d: d["nodes"][0]["connections"][0].__setitem__("probability", 0.9),
+     "nodes[0].connections"),
+    (lambda d: d["nodes"][0]["connections"][0].__setitem__("to_lane", "nowhere"),
+     "nodes[0].connections[0].to_lane"),
+    (lambda d: d["signals"].append({"id": "x", "kind": "stop", "lanes": ["nowhere"]}),
+     "signals"),
+    (lambda d: d["signals"].append({"id": "x", "kind": "speed_bump", "lanes": []}),
+     "kind"),
+    (lambda d: d["streets"][0].pop("reference"), "streets[0].reference"),
+    (lambda d: d.__setitem__("format_version", 2), "format_version"),
+])
+def test_malformed_maps_are_refused_naming_the_key(mutate, key):
+    data = copy.deepcopy(_base())
+    mutate(data)
+    with pytest.raises(ConfigError) as err:
+        map_from_dict(data, source="bad.yaml")
+    assert "bad.yaml" in str(err.value) and key in str(err.value)
+
+
+def test_impossible_connector_geometry_names_the_connection():
+    data = copy.deepcopy(_base())
+    c = data["nodes"][0]["connections"][0]
+    c["to_lane"] = c["from_lane"]  # back to the start of the lane it ends: a U-turn in place
+    with pytest.raises(ConfigError, match=r"nodes\[0\]\.connections\[0\]"):
+        Network(map_from_dict(data, "bad.yaml"), "bad.yaml")
+
+
+def test_malformed_yaml_file_names_file(tmp_path):
+    bad = tmp_path / "m.yaml"
+    bad.write_text("streets: [\n")
+    with pytest.raises(ConfigError, match="m.yaml.*malformed YAML"):
+        load_map(bad)

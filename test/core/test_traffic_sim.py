@@ -1,0 +1,133 @@
+"""Whole-system scenarios: 10 minutes without collision or deadlock, control-zone density,
+hand-over between sector owners (paper 003), determinism and input checks."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic.collisions import collisions
+from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.core.traffic.network import Network
+from vehicle_sim.core.traffic.params import TrafficParams, ZoneParams
+from vehicle_sim.core.traffic.sim import TrafficSim
+
+MAP = "config/maps/urban_grid.yaml"
+DT = 0.05
+
+
+@pytest.fixture(scope="module")
+def network():
+    return Network(load_map(MAP), MAP)
+
+
+def city(network, n=200, seed=1, **zone):
+    params = TrafficParams(initial_agents=n, zone=ZoneParams(enabled=False, **zone))
+    return TrafficSim(network, params, seed=seed)
+
+
+def test_ten_minutes_whole_city_without_collision_or_deadlock(network):
+    sim = city(network, 200)
+    assert sim.n_agents == 200
+    hops0 = sim.store.ai[ag.HOPS].copy()
+    worst_wait, overlaps = 0.0, 0
+    for k in range(int(600 / DT)):
+        sim.step(DT)
+        if k % 5 == 0:
+            overlaps += len(collisions(sim.agents()))
+            worst_wait = max(worst_wait, sim.store.af[ag.WAIT_T].max())
+    moved = sim.store.ai[ag.HOPS] - hops0
+    assert overlaps == 0
+    assert worst_wait < 150.0  # longest standstill: a few light cycles / give-way queues
+    assert np.mean(moved[sim.store.ai[ag.ACTIVE] == ag.OWNED] >= 10) > 0.95
+
+
+def test_zone_density_is_kept_while_static_and_moving(network):
+    sim = TrafficSim(network, TrafficParams(), seed=3)
+    zp, ratios, seen = sim.p.zone, [], set()
+    for k in range(int(60 / DT)):
+        x = 200.0 if k < 600 else 100.0 + 8.0 * (k - 600) * DT  # then drive along row 2
+        ego = (x, 98.25 if k < 600 else 198.25, 0.0, 0.0 if k < 600 else 8.0)
+        sim.step(DT, ego)
+        a = sim.agents()
+        assert sim.zone.inside(ego[:3], a["x"], a["y"]).all()
+        assert len(collisions(a)) == 0  # spawning never overlaps existing agents
+        _, _, length = sim.zone.scan(ego[:3])
+        ratios.append(sim.n_agents / (zp.density_per_km * length / 1000.0))
+        seen.update(a["uid"].tolist())
+        if k == 599:
+            static = np.array(ratios[100:])
+            assert static.mean() == pytest.approx(1.0, abs=0.05)
+            assert static.min() > 0.9
+            uids_static = set(seen)
+    moving = np.array(ratios[600:])
+    assert moving.mean() > 0.8 and moving.max() < 1.1
+    assert len(seen - uids_static) > 10  # agents were created ...
+    assert len(uids_static - set(sim.agents()["uid"].tolist())) > 10  # ... and deleted
+
+
+def test_hand_over_round_trip_preserves_agent_state(network):
+    params = TrafficParams(zone=ZoneParams(enabled=False, sector_size_m=200.0))
+    probe = TrafficSim(network, params, seed=0)
+    west = [s for s in range(probe.sectors.nx * probe.sectors.ny) if s % probe.sectors.nx == 0]
+    east = [s for s in range(probe.sectors.nx * probe.sectors.ny) if s % probe.sectors.nx != 0]
+    a = TrafficSim(network, params, seed=5, owned_sectors=west, owner_id=1)
+    b = TrafficSim(network, params, seed=5, owned_sectors=east, owner_id=2)
+    lane = network.lane_index("h2_0_f0")  # eastbound on the avenue towards x = 200
+    i = a.spawn(lane, 60.0, speed=10.0)
+    uid = a.store.ai[ag.UID, i]
+    records = np.zeros((0, ag.N_REC))
+    for _ in range(int(40 / DT)):
+        a.step(DT)
+        records = a.take_departures()
+        if len(records):
+            break
+    assert len(records) == 1 and records[0, ag.N_F + ag.UID] == uid
+    assert records.nbytes == ag.N_REC * 8 and 200 <= records.nbytes <= 1000
+    assert a.n_agents == 0
+    slot = b.accept(records)
+    back = ag.pack(b.store, slot)
+    assert np.array_equal(back, records)  # every float and int field identical
+    b.step(DT)
+    assert b.store.af[ag.X, slot[0]] > records[0, ag.X]  # and it drives on in b
+
+
+def test_ghosts_are_read_only_obstacles(network):
+    params = TrafficParams(zone=ZoneParams(enabled=False, sector_size_m=200.0))
+    a = TrafficSim(network, params, seed=5, owned_sectors=[0], owner_id=1)
+    b = TrafficSim(network, params, seed=5, owned_sectors=[1], owner_id=2)
+    a.spawn(network.lane_index("h0_1_f0"), 70.0, speed=10.0)  # x = 179 m, 21 m from sector 1
+    b.set_ghosts(a.export_ghosts(margin_m=50.0))
+    ghosts = b.agents(include_ghosts=True)
+    assert ghosts["ghost"].sum() == 1 and b.n_agents == 0
+    x0 = ghosts["x"][0]
+    for _ in range(10):
+        b.step(DT)
+    assert b.agents(include_ghosts=True)["x"][0] == x0
+    b.set_ghosts(np.zeros((0, ag.N_REC)))
+    assert len(b.agents(include_ghosts=True)["x"]) == 0
+
+
+def test_same_seed_same_traffic(network):
+    s1, s2 = city(network, 50, seed=9), city(network, 50, seed=9)
+    for _ in range(100):
+        s1.step(DT)
+        s2.step(DT)
+    a1, a2 = s1.agents(), s2.agents()
+    assert np.array_equal(a1["x"], a2["x"]) and np.array_equal(a1["profile"], a2["profile"])
+
+
+@pytest.mark.parametrize("dt, ego", [(float("nan"), None), (0.0, None), (0.05, (0, float("nan"), 0, 0))])
+def test_bad_step_inputs_are_refused(network, dt, ego):
+    with pytest.raises(ValueError):
+        city(network, 0).step(dt, ego)
+
+
+def test_records_with_wrong_width_are_refused(network):
+    with pytest.raises(ValueError, match="columns"):
+        city(network, 0).accept(np.zeros((1, 5)))
+
+
+def test_sector_size_smaller_than_zone_diagonal_is_refused():
+    with pytest.raises(ValueError, match="at most 4"):
+        dataclasses.replace(ZoneParams(), sector_size_m=100.0)

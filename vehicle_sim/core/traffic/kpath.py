@@ -1,0 +1,83 @@
+"""Numba helpers on sampled lane paths (``network.Net.pts`` rows x, y, heading, s, curvature)."""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from vehicle_sim.core.traffic.network import L_LEN, L_NP, L_NSUCC, L_P0, L_SUCC0
+
+
+@njit(cache=True)
+def seg_index(pts, p0, n, s):
+    """Index k (p0 <= k < p0 + n - 1) of the segment holding arc length s (clamped)."""
+    lo, hi = p0, p0 + n - 2
+    if s <= pts[lo, 3]:
+        return lo
+    if s >= pts[hi, 3]:
+        return hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if pts[mid, 3] <= s:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@njit(cache=True)
+def eval_lane(pts, lane_i, lane, s):
+    """(x, y, heading, curvature) at arc length s of a lane; linear beyond its ends."""
+    p0, n = lane_i[lane, L_P0], lane_i[lane, L_NP]
+    k = seg_index(pts, p0, n, s)
+    ds = pts[k + 1, 3] - pts[k, 3]
+    t = (s - pts[k, 3]) / ds if ds > 1e-12 else 0.0
+    dx, dy = pts[k + 1, 0] - pts[k, 0], pts[k + 1, 1] - pts[k, 1]
+    x = pts[k, 0] + t * dx
+    y = pts[k, 1] + t * dy
+    dh = pts[k + 1, 2] - pts[k, 2]
+    h = pts[k, 2] + t * math.atan2(math.sin(dh), math.cos(dh))  # exact tangent on arcs
+    return x, y, math.atan2(math.sin(h), math.cos(h)), pts[k + 1, 4]
+
+
+@njit(cache=True)
+def project(pts, lane_i, lane, s_guess, x, y):
+    """Arc length and signed lateral offset (+ left) of (x, y) near s_guess on a lane."""
+    p0, n = lane_i[lane, L_P0], lane_i[lane, L_NP]
+    k0 = seg_index(pts, p0, n, s_guess)
+    best_d2, best_s, best_lat = 1e30, s_guess, 0.0
+    for k in range(max(p0, k0 - 2), min(p0 + n - 1, k0 + 3)):
+        dx, dy = pts[k + 1, 0] - pts[k, 0], pts[k + 1, 1] - pts[k, 1]
+        L2 = dx * dx + dy * dy
+        if L2 < 1e-12:
+            continue
+        t = ((x - pts[k, 0]) * dx + (y - pts[k, 1]) * dy) / L2
+        if k > p0:
+            t = max(t, 0.0)
+        if k < p0 + n - 2:
+            t = min(t, 1.0)
+        px, py = pts[k, 0] + t * dx, pts[k, 1] + t * dy
+        d2 = (x - px) ** 2 + (y - py) ** 2
+        if d2 < best_d2:
+            L = math.sqrt(L2)
+            best_d2 = d2
+            best_s = pts[k, 3] + t * L
+            best_lat = ((x - pts[k, 0]) * (-dy) + (y - pts[k, 1]) * dx) / L
+    return best_s, best_lat
+
+
+@njit(cache=True)
+def default_next(lane_i, succ, lane):
+    """First successor of a lane or -1 (connectors have exactly one)."""
+    if lane_i[lane, L_NSUCC] == 0:
+        return -1
+    return succ[lane_i[lane, L_SUCC0]]
+
+
+@njit(cache=True)
+def eval_route(pts, lane_f, lane_i, succ, lane, nxt, s):
+    """Point at arc length s along lane -> nxt -> default successor (clamped at a dead end)."""
+    while s > lane_f[lane, L_LEN] and nxt >= 0:
+        s -= lane_f[lane, L_LEN]
+        lane, nxt = nxt, default_next(lane_i, succ, nxt)
+    return eval_lane(pts, lane_i, lane, s)

@@ -1,0 +1,194 @@
+"""The urban map file format (YAML) of paper 004, section 2, validated into frozen dataclasses.
+
+Frame: a flat ENU map frame (x east, y north) in metres; headings in radians from +x, counter-
+clockwise (REP-103). Right-hand traffic is a convention of the generator, not of the format.
+
+Top level (see ``config/maps/README.md`` for a worked example)::
+
+    format_version: 1
+    name: urban_grid
+    streets:            # 004 "Streets": a section of street between two junctions
+      - id: h_0_0
+        road: avenue_0          # lights at a junction are grouped by road (004 sec. 6.4)
+        speed_limit_mps: 13.89
+        reference: {x_m: 0, y_m: 0, heading_rad: 0,
+                    pieces: [{length_m: 80, curvature_1pm: 0}]}   # lines (k=0) and arcs (k!=0)
+        lanes:          # 004 "Lanes": direction, width, bus lane
+          - {id: h_0_0_f0, offset_m: -1.75, width_m: 3.5, direction: forward}
+    nodes:              # 004 "Nodes": junction connectivities with probabilities
+      - id: j_0_1
+        x_m: 90
+        y_m: 0
+        connections: [{from_lane: h_0_0_f0, to_lane: h_0_1_f0, probability: 0.6}, ...]
+    signals:            # 004 "Signals": the lanes each affects and the position on them
+      - {id: tl_1, kind: traffic_light, lanes: [h_0_0_f0], distance_from_end_m: 0}
+    static_objects:     # obstacles for accidents, footprints for the GPS model
+      - {id: t1, kind: tree, x_m: 5, y_m: 9, radius_m: 0.4}
+      - {id: b1, kind: building, footprint: [[10, 10], [60, 10], [60, 60], [10, 60]]}
+
+A lane's centre line is its street reference offset by ``offset_m`` (+ left); ``direction:
+backward`` drives it against the reference. Junction connector paths (from the end of
+``from_lane`` to the start of ``to_lane``) are generated as line-arc-line fillets
+(``geometry.fillet``). Probabilities of the connections leaving one lane must sum to 1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vehicle_sim.core.config import build, load_yaml, spec
+
+SIGNAL_KINDS = ("traffic_light", "stop", "give_way", "crossing")
+OBJECT_KINDS = ("tree", "pole", "barrier", "building")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One entity of a centre line: a straight line (curvature 0) or a circular arc."""
+
+    length_m: float = spec(unit="m", gt=0.0)
+    curvature_1pm: float = spec(0.0, unit="1/m", doc="+ turns left", ge=-1.0, le=1.0)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Start pose and pieces of a street's reference line."""
+
+    x_m: float = spec(unit="m")
+    y_m: float = spec(unit="m")
+    heading_rad: float = spec(unit="rad", ge=-7.0, le=7.0)
+    pieces: tuple[Piece, ...] = spec(unit="")
+
+    def __post_init__(self) -> None:
+        if not self.pieces:
+            raise ValueError("pieces: at least one piece is required")
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A lane of a street (004: direction of flow, width, bus lane)."""
+
+    id: str = spec()
+    offset_m: float = spec(unit="m", doc="lateral offset from the reference, + left", ge=-30, le=30)
+    width_m: float = spec(3.5, unit="m", gt=1.5, le=6.0)
+    direction: str = spec("forward", choices=("forward", "backward"))
+    speed_limit_mps: float = spec(0.0, unit="m/s", doc="0: the street's limit", ge=0.0, le=40.0)
+    bus_lane: bool = spec(False)
+
+
+@dataclass(frozen=True)
+class Street:
+    """A section of street between two junctions (004 sec. 2)."""
+
+    id: str = spec()
+    reference: Reference = spec()  # noqa: RUF009 (required; spec() carries metadata)
+    lanes: tuple[Lane, ...] = spec()
+    speed_limit_mps: float = spec(13.89, unit="m/s", gt=0.0, le=40.0)
+    road: str = spec("", doc="road name grouping lights at a junction; empty: the street id")
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A connectivity of a node: from the end of one lane to the start of another."""
+
+    from_lane: str = spec()
+    to_lane: str = spec()
+    probability: float = spec(unit="-", ge=0.0, le=1.0)
+
+
+@dataclass(frozen=True)
+class Node:
+    """A junction (004 "Nodes") with its connectivities and their probabilities."""
+
+    id: str = spec()
+    x_m: float = spec(unit="m")
+    y_m: float = spec(unit="m")
+    connections: tuple[Connection, ...] = spec()
+    radius_m: float = spec(12.0, unit="m", doc="extent of the junction box (ego yield zone)", gt=0)
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A sign or signal and the lanes it affects (004 sec. 2 and 6.3.3)."""
+
+    id: str = spec()
+    kind: str = spec(choices=SIGNAL_KINDS)
+    lanes: tuple[str, ...] = spec()
+    distance_from_end_m: float = spec(0.0, unit="m", doc="position before each lane's end", ge=0)
+    signalised: bool = spec(False, doc="crossing only: has pedestrian lights (inverse of cars)")
+
+
+@dataclass(frozen=True)
+class StaticObject:
+    """A tree, pole, barrier (x, y, radius) or building/barrier footprint polygon."""
+
+    id: str = spec()
+    kind: str = spec(choices=OBJECT_KINDS)
+    x_m: float = spec(0.0, unit="m")
+    y_m: float = spec(0.0, unit="m")
+    radius_m: float = spec(0.0, unit="m", ge=0.0)
+    footprint: tuple[tuple[float, float], ...] = spec((), unit="m")
+
+    def __post_init__(self) -> None:
+        if self.kind == "building" and len(self.footprint) < 3:
+            raise ValueError(f"static object {self.id}: footprint needs >= 3 points")
+        if self.kind in ("tree", "pole") and self.radius_m <= 0.0:
+            raise ValueError(f"static object {self.id}: radius_m must be > 0 for a {self.kind}")
+
+
+@dataclass(frozen=True)
+class MapSpec:
+    """A whole map file; cross-references are checked in ``__post_init__``."""
+
+    format_version: int = spec(ge=1, le=1)
+    streets: tuple[Street, ...] = spec()
+    nodes: tuple[Node, ...] = spec(())
+    signals: tuple[Signal, ...] = spec(())
+    static_objects: tuple[StaticObject, ...] = spec(())
+    name: str = spec("")
+
+    def __post_init__(self) -> None:
+        lanes = _unique([(f"streets[{i}].lanes[{j}].id", ln.id) for i, s in enumerate(self.streets)
+                         for j, ln in enumerate(s.lanes)], "lane")
+        _unique([(f"streets[{i}].id", s.id) for i, s in enumerate(self.streets)], "street")
+        _unique([(f"nodes[{i}].id", n.id) for i, n in enumerate(self.nodes)], "node")
+        _unique([(f"signals[{i}].id", s.id) for i, s in enumerate(self.signals)], "signal")
+        for i, n in enumerate(self.nodes):
+            _check_node(i, n, lanes)
+        for i, sg in enumerate(self.signals):
+            for j, name in enumerate(sg.lanes):
+                if name not in lanes:
+                    raise ValueError(f"signals[{i}].lanes[{j}]: unknown lane {name!r}")
+
+
+def _unique(items: list[tuple[str, str]], what: str) -> set[str]:
+    seen: set[str] = set()
+    for key, name in items:
+        if name in seen:
+            raise ValueError(f"{key}: duplicate {what} id {name!r}")
+        seen.add(name)
+    return seen
+
+
+def _check_node(i: int, node: Node, lanes: set[str]) -> None:
+    sums: dict[str, float] = {}
+    for j, c in enumerate(node.connections):
+        for field in ("from_lane", "to_lane"):
+            if getattr(c, field) not in lanes:
+                raise ValueError(f"nodes[{i}].connections[{j}].{field}: unknown lane "
+                                 f"{getattr(c, field)!r}")
+        sums[c.from_lane] = sums.get(c.from_lane, 0.0) + c.probability
+    for lane, total in sums.items():
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"nodes[{i}].connections: probabilities leaving lane {lane!r} "
+                             f"sum to {total:.6g}, not 1")
+
+
+def load_map(path: str | Path) -> MapSpec:
+    """Read and validate a map file; any problem raises ConfigError naming file, key, reason."""
+    return build(MapSpec, load_yaml(path), source=str(path))
+
+
+def map_from_dict(data: dict, source: str = "<map>") -> MapSpec:
+    """Validate an in-memory map mapping (as ``gridgen`` produces) into a MapSpec."""
+    return build(MapSpec, data, source=source)

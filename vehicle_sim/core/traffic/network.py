@@ -1,0 +1,208 @@
+"""The road network compiled into flat arrays for the numba kernels (004 sec. 2 and 6).
+
+Every lane (street lanes and generated junction connectors) is a sampled path; ``Net`` holds
+struct-of-arrays tables indexed by lane / node / light with the column constants below.
+Lengths in metres, speeds in m/s, curvature in 1/m, headings in rad (map frame, ENU).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.traffic import geometry as geo
+from vehicle_sim.core.traffic.mapfile import MapSpec
+
+# lane_f columns
+L_LEN, L_SPEED, L_KMAX, L_SKMAX, L_TURN, L_WIDTH = range(6)
+# lane_i columns
+(L_P0, L_NP, L_CNODE, L_ENODE, L_SUCC0, L_NSUCC, L_SIG0, L_NSIG, L_LEFT, L_RIGHT, L_CLOCAL,
+ L_FROM, L_BUS, L_STREET) = range(14)
+# sig_f columns / kinds
+S_S, S_KIND, S_LIGHT = range(3)
+K_LIGHT, K_STOP, K_GIVEWAY, K_CROSSING = range(4)
+KIND_CODE = {"traffic_light": K_LIGHT, "stop": K_STOP, "give_way": K_GIVEWAY, "crossing": K_CROSSING}
+# node_f / node_i columns
+N_X, N_Y, N_R = range(3)
+N_C0, N_NC = range(2)
+
+Net = namedtuple("Net", "pts lane_f lane_i succ succ_cum sig_f node_f node_i conf")
+
+CONFLICT_CLEARANCE_M = 2.6  # car width 1.8 m (conventions: sedan) + 0.8 m lateral margin
+
+
+class Network:
+    """Compiled map: ``net`` (numba arrays) plus names and light metadata for Python code."""
+
+    def __init__(self, spec: MapSpec, source: str = "<map>"):
+        self.spec, self.source = spec, source
+        self.lane_names: list[str] = []
+        self.paths: list[np.ndarray] = []
+        lf, li = [], []
+        self._street_lanes(spec, lf, li)
+        self.n_street_lanes = len(self.lane_names)
+        succ = self._connectors(spec, lf, li)
+        self.light_node, self.light_group, self.light_names, self.light_xy = [], [], [], []
+        self.light_lane: list[int] = []
+        self.ped_names: list[str] = []
+        self.ped_lane: list[int] = []
+        sigs = self._signals(spec, lf, li)
+        self._adjacency(spec, li)
+        conf, node_i = self._conflicts(spec, lf, li)
+        self.net = self._pack(lf, li, succ, sigs, conf, node_i)
+        self.node_names = [n.id for n in spec.nodes]
+        self.light_node = np.array(self.light_node, dtype=np.int64)
+        self.light_group = np.array(self.light_group, dtype=np.int64)
+        self.light_xy = np.array(self.light_xy, dtype=np.float64).reshape(-1, 2)
+        pts = self.net.pts
+        self.bounds = (pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max())
+
+    @property
+    def n_lanes(self) -> int:
+        return len(self.lane_names)
+
+    def lane_index(self, name: str) -> int:
+        """Index of the lane called ``name`` (KeyError if unknown)."""
+        return self._index[name]
+
+    def _street_lanes(self, spec: MapSpec, lf: list, li: list) -> None:
+        self._index: dict[str, int] = {}
+        self.lane_road: list[str] = []
+        for si, st in enumerate(spec.streets):
+            r = st.reference
+            ref = geo.sample_pieces(r.x_m, r.y_m, r.heading_rad,
+                                    [(p.length_m, p.curvature_1pm) for p in r.pieces])
+            for ln in st.lanes:
+                path = geo.offset_path(ref, ln.offset_m, ln.direction == "backward")
+                speed = ln.speed_limit_mps or st.speed_limit_mps
+                self._add(ln.id, path, lf, li, speed, ln.width_m, -1, si, ln.bus_lane)
+                self.lane_road.append(st.road or st.id)
+
+    def _add(self, name, path, lf, li, speed, width, cnode, street, bus=False, turn=0.0):
+        self._index[name] = len(self.lane_names)
+        self.lane_names.append(name)
+        self.paths.append(path)
+        kabs = np.abs(path[:, 4])
+        lf.append([path[-1, 3], speed, kabs.max(), path[int(np.argmax(kabs)), 3], turn, width])
+        row = [0] * 14
+        row[L_CNODE], row[L_ENODE], row[L_LEFT], row[L_RIGHT] = cnode, -1, -1, -1
+        row[L_FROM], row[L_BUS], row[L_STREET], row[L_CLOCAL] = -1, int(bus), street, -1
+        li.append(row)
+
+    def _connectors(self, spec: MapSpec, lf: list, li: list) -> list[list[tuple[int, float]]]:
+        succ: list[list[tuple[int, float]]] = [[] for _ in range(self.n_street_lanes)]
+        self.node_connectors: list[list[int]] = []
+        for ni, node in enumerate(spec.nodes):
+            conns = []
+            for cj, c in enumerate(node.connections):
+                key = f"nodes[{ni}].connections[{cj}]"
+                a, b = self._index[c.from_lane], self._index[c.to_lane]
+                if li[a][L_ENODE] not in (-1, ni):
+                    raise ConfigError(self.source, key + ".from_lane",
+                                      f"lane {c.from_lane!r} already ends at another node")
+                li[a][L_ENODE] = ni
+                p0, p1 = self.paths[a][-1, :3], self.paths[b][0, :3]
+                pieces = geo.fillet(tuple(p0), tuple(p1))
+                if pieces is None:
+                    raise ConfigError(self.source, key, f"no line-arc-line path from the end of "
+                                      f"{c.from_lane!r} to the start of {c.to_lane!r}")
+                path = geo.sample_pieces(p0[0], p0[1], p0[2], pieces)
+                if math.hypot(*(path[-1, :2] - p1[:2])) > 0.1:
+                    raise ConfigError(self.source, key, "connector does not reach to_lane start")
+                turn = math.atan2(math.sin(p1[2] - p0[2]), math.cos(p1[2] - p0[2]))
+                idx = len(self.lane_names)
+                self._add(f"{node.id}:{c.from_lane}>{c.to_lane}", path, lf, li, lf[a][L_SPEED],
+                          lf[a][L_WIDTH], ni, li[a][L_STREET], turn=turn)
+                self.lane_road.append(self.lane_road[a])
+                li[idx][L_FROM] = a
+                succ.append([(b, 1.0)])
+                succ[a].append((idx, c.probability))
+                conns.append(idx)
+            self.node_connectors.append(conns)
+        return succ
+
+    def _signals(self, spec: MapSpec, lf: list, li: list) -> list[list[tuple[float, int, int]]]:
+        per_lane: list[list[tuple[float, int, int]]] = [[] for _ in self.lane_names]
+        groups: dict[int, list[str]] = {}
+        for i, sg in enumerate(spec.signals):
+            for j, name in enumerate(sg.lanes):
+                lane = self._index[name]
+                s = lf[lane][L_LEN] - sg.distance_from_end_m
+                if s < 0:
+                    raise ConfigError(self.source, f"signals[{i}].distance_from_end_m",
+                                      f"longer than lane {name!r} ({lf[lane][L_LEN]:.1f} m)")
+                light = -1
+                if sg.kind == "traffic_light":
+                    node = li[lane][L_ENODE]
+                    if node < 0:
+                        raise ConfigError(self.source, f"signals[{i}].lanes[{j}]",
+                                          f"lane {name!r} does not end at a node")
+                    road = self.lane_road[lane]
+                    names = groups.setdefault(node, [])
+                    if road not in names:
+                        names.append(road)
+                    light = len(self.light_names)
+                    self.light_names.append(f"{sg.id}:{name}")
+                    self.light_node.append(node)
+                    self.light_group.append(names.index(road))
+                    self.light_xy.append(self.paths[lane][-1, :2])
+                    self.light_lane.append(lane)
+                elif sg.kind == "crossing" and sg.signalised:
+                    self.ped_names.append(f"{sg.id}:{name}")
+                    self.ped_lane.append(lane)
+                per_lane[lane].append((s, KIND_CODE[sg.kind], light))
+        self.node_groups = [len(groups.get(n, [])) for n in range(len(spec.nodes))]
+        return per_lane
+
+    def _adjacency(self, spec: MapSpec, li: list) -> None:
+        for st in spec.streets:
+            for direction, sign in (("forward", 1.0), ("backward", -1.0)):
+                lanes = sorted((sign * ln.offset_m, self._index[ln.id]) for ln in st.lanes
+                               if ln.direction == direction)
+                for (_, a), (_, b) in itertools.pairwise(lanes):
+                    li[a][L_LEFT], li[b][L_RIGHT] = b, a
+
+    def _conflicts(self, spec: MapSpec, lf: list, li: list) -> tuple[list[float], list]:
+        conf: list[float] = []
+        node_i = []
+        for conns in self.node_connectors:
+            n = len(conns)
+            mat = -np.ones((n, n))
+            for a in range(n):
+                li[conns[a]][L_CLOCAL] = a
+                for b in range(a + 1, n):
+                    ca, cb = conns[a], conns[b]
+                    if li[ca][L_FROM] == li[cb][L_FROM]:
+                        continue
+                    rng = geo.conflict_range(self.paths[ca], self.paths[cb], CONFLICT_CLEARANCE_M)
+                    if rng is not None:
+                        mat[a, b], mat[b, a] = rng[1], rng[3]
+            node_i.append([len(conf), n])
+            conf.extend(mat.ravel().tolist())
+        return conf, node_i
+
+    def _pack(self, lf, li, succ, sigs, conf, node_i) -> Net:
+        offs, pts = 0, []
+        succ_lane, succ_cum, sig_f = [], [], []
+        for i, path in enumerate(self.paths):
+            li[i][L_P0], li[i][L_NP] = offs, len(path)
+            offs += len(path)
+            pts.append(path)
+            li[i][L_SUCC0], li[i][L_NSUCC] = len(succ_lane), len(succ[i])
+            total = sum(p for _, p in succ[i]) or 1.0
+            cum = 0.0
+            for lane, p in succ[i]:
+                cum += p / total
+                succ_lane.append(lane)
+                succ_cum.append(cum)
+            li[i][L_SIG0], li[i][L_NSIG] = len(sig_f), len(sigs[i])
+            sig_f.extend(sorted(sigs[i]))
+        node_f = [[n.x_m, n.y_m, n.radius_m] for n in self.spec.nodes]
+        return Net(np.concatenate(pts), np.array(lf, dtype=np.float64),
+                   np.array(li, dtype=np.int64), np.array(succ_lane + [0], dtype=np.int64),
+                   np.array(succ_cum + [1.0]), np.array(sig_f + [(0, 0, -1)], dtype=np.float64),
+                   np.array(node_f + [[0.0, 0.0, 0.0]]), np.array(node_i + [[0, 0]], dtype=np.int64),
+                   np.array(conf + [-1.0]))

@@ -1,0 +1,133 @@
+"""Parameters of the traffic core (frozen, validated by ``vehicle_sim.core.config``).
+
+Paper 004 gives the driver-model structure but no gains; every value below cites its source or
+is marked as a documented choice. Per-agent values are drawn from a profile and randomised by
++-``spread`` (uniform) with the simulation seed, so each agent carries its own copy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from vehicle_sim.core.config import spec
+
+
+@dataclass(frozen=True)
+class DriverProfile:
+    """One driver type of 004 sec. 6 (aggressive / moderate / passive)."""
+
+    lookahead_time_s: float = spec(1.0, unit="s", gt=0, doc="t_s of 004 eq. 6 (smaller: aggressive)")
+    lookahead_min_m: float = spec(4.0, unit="m", gt=0, doc="d_0 of 004 eq. 6")
+    steer_d_gain_s: float = spec(0.05, unit="s", ge=0, doc="c_d of 004 eq. 8 (larger: aggressive)")
+    accel_mean_mps2: float = spec(1.0, unit="m/s^2", gt=0, doc="a_m of 004 eqs. 11-12 and IDM a")
+    comfort_decel_mps2: float = spec(1.5, unit="m/s^2", gt=0, doc="IDM b (Treiber city: 1.5)")
+    time_headway_s: float = spec(1.0, unit="s", gt=0, doc="IDM T (Treiber city traffic: 1.0)")
+    min_gap_m: float = spec(2.0, unit="m", gt=0, doc="IDM s0 (Treiber: 2 m)")
+    speed_factor: float = spec(1.0, unit="-", gt=0, le=1.5, doc="desired speed / limit")
+    lateral_accel_mps2: float = spec(2.0, unit="m/s^2", gt=0, doc="curve speed sqrt(a_lat R)")
+    yellow_stop_decel_mps2: float = spec(3.0, unit="m/s^2", gt=0,
+                                         doc="stops at yellow if it needs less (ITE: 3.0)")
+    red_run_distance_m: float = spec(0.0, unit="m", ge=0, doc="goes on red only this close")
+    stop_sign_speed_mps: float = spec(0.3, unit="m/s", ge=0,
+                                      doc="speed at a stop line before requesting the junction")
+    give_way_speed_mps: float = spec(4.0, unit="m/s", ge=0, doc="speed at a give-way line")
+    ignores_signs_when_clear: bool = spec(False, doc="no slow-down at stop/give way if junction empty")
+    crossing_speed_factor: float = spec(1.0, unit="-", gt=0, le=1.0, doc="speed at zebra crossings")
+    accel_d_gain_s: float = spec(0.0, unit="s", ge=0, doc="c_d/c_p of 004 eq. 10 (not given)")
+
+
+# Values: IDM city set of Treiber & Kesting, "Traffic Flow Dynamics" (2013), table 11.2 for the
+# moderate driver; aggressive / passive bracket it (shorter / longer headway, 004 sec. 6 ordering
+# of t_s and c_d). Yellow: ITE kinematic yellow interval uses 3.0 m/s^2 (10 ft/s^2) deceleration.
+AGGRESSIVE = DriverProfile(0.8, 3.0, 0.08, 1.5, 2.0, 0.8, 1.5, 1.1, 2.8, 2.0, 3.0, 13.0, 13.0,
+                           True, 1.0)
+MODERATE = DriverProfile(1.0, 4.0, 0.05, 1.0, 1.5, 1.0, 2.0, 1.0, 2.0, 3.0, 1.0, 2.0, 4.0,
+                         False, 1.0)
+PASSIVE = DriverProfile(1.2, 5.0, 0.03, 0.8, 1.2, 1.5, 2.5, 0.9, 1.5, 4.0, 0.0, 0.3, 0.3,
+                        False, 0.6)
+
+
+@dataclass(frozen=True)
+class VehicleParams:
+    """Traffic car for 004's single-track model (eqs. 1-5); CG reference point.
+
+    Defaults: CommonRoad vehicle 2 single-track set as used by F1TENTH "fullscale" (conventions.md):
+    m, I_z, a = l_f, b = l_r, load-normalised cornering stiffness C_S = 20.89 1/rad, mu, size.
+    """
+
+    mass_kg: float = spec(1225.887, unit="kg", gt=0)
+    yaw_inertia_kgm2: float = spec(1538.853, unit="kg m^2", gt=0)
+    cg_to_front_m: float = spec(0.88392, unit="m", gt=0)
+    cg_to_rear_m: float = spec(1.50876, unit="m", gt=0)
+    cornering_coeff_1prad: float = spec(20.89, unit="1/rad", gt=0)
+    friction_mu: float = spec(1.0489, unit="-", gt=0)
+    length_m: float = spec(4.298, unit="m", gt=0)
+    width_m: float = spec(1.674, unit="m", gt=0)
+    power_w: float = spec(100e3, unit="W", gt=0, doc="constant-power gearbox (004), choice")
+    max_steer_rad: float = spec(0.91, unit="rad", gt=0, doc="CommonRoad vehicle 2 steering limit")
+
+
+@dataclass(frozen=True)
+class ZoneParams:
+    """Control zone of 004 sec. 3: rectangle oriented with the ego, ego towards its rear."""
+
+    enabled: bool = spec(True)
+    ahead_m: float = spec(200.0, unit="m", gt=0, doc="visibility limit forward")
+    behind_m: float = spec(60.0, unit="m", gt=0, doc="rear-mirror limit")
+    half_width_m: float = spec(120.0, unit="m", gt=0)
+    sector_size_m: float = spec(400.0, unit="m", gt=0, doc=">= zone diagonal: <= 4 sectors")
+    density_per_km: float = spec(30.0, unit="1/km", gt=0, doc="vehicles per km of lane in zone")
+
+    def __post_init__(self) -> None:
+        diag = math.hypot(self.ahead_m + self.behind_m, 2 * self.half_width_m)
+        if self.enabled and self.sector_size_m < diag:
+            raise ValueError(f"sector_size_m ({self.sector_size_m}) must be >= the zone diagonal "
+                             f"({diag:.1f} m) so the zone covers at most 4 sectors (004 sec. 3)")
+
+
+@dataclass(frozen=True)
+class LightParams:
+    """Traffic-light regulation of 004 sec. 6.4 (cycle shared by the entry streets)."""
+
+    cycle_s: float = spec(60.0, unit="s", gt=0, doc="choice; urban cycles 60-120 s (HCM)")
+    yellow_s: float = spec(3.0, unit="s", gt=0, doc="ITE yellow for 50 km/h ~3 s")
+    all_red_s: float = spec(2.0, unit="s", ge=0, doc="ITE red clearance 1-2 s")
+    offset_speed_mps: float = spec(13.89, unit="m/s", gt=0,
+                                   doc="offset = distance to master / this speed (green wave)")
+
+    def __post_init__(self) -> None:
+        if self.cycle_s < 2 * (self.yellow_s + self.all_red_s + 1.0):
+            raise ValueError("cycle_s too short for two groups with yellow and all-red")
+
+
+@dataclass(frozen=True)
+class TrafficParams:
+    """Everything the traffic core needs besides the map and the seed."""
+
+    capacity: int = spec(2048, unit="agents", gt=0)
+    initial_agents: int = spec(0, unit="agents", ge=0, doc="whole-city mode: agents to place")
+    share_aggressive: float = spec(0.2, unit="-", ge=0, le=1)
+    share_passive: float = spec(0.3, unit="-", ge=0, le=1)
+    spread: float = spec(0.1, unit="-", ge=0, lt=0.5, doc="uniform +- randomisation of profiles")
+    lod_radius_m: float = spec(80.0, unit="m", ge=0, doc="single-track model within this of ego")
+    dynamic_min_speed_mps: float = spec(3.0, unit="m/s", gt=0, doc="below: kinematic model")
+    approach_distance_m: float = spec(40.0, unit="m", gt=0, doc="junction approaching mode")
+    ego_yield_time_s: float = spec(3.0, unit="s", ge=0, doc="yield if ego reaches node sooner")
+    max_wait_s: float = spec(20.0, unit="s", gt=0, doc="stopped this long: arrival order rules")
+    lane_change_time_s: float = spec(4.6, unit="s", gt=0, doc="Toledo & Zohar 2007 mean 4.6 s")
+    lane_change_threshold_mps2: float = spec(0.1, unit="m/s^2", ge=0, doc="MOBIL a_thr")
+    safe_decel_mps2: float = spec(4.0, unit="m/s^2", gt=0, doc="MOBIL b_safe")
+    heartbeat_steps: int = spec(10, unit="steps", gt=0, doc="ghost refresh (003: N = 10)")
+    aggressive: DriverProfile = AGGRESSIVE
+    moderate: DriverProfile = MODERATE
+    passive: DriverProfile = PASSIVE
+    vehicle: VehicleParams = VehicleParams()
+    zone: ZoneParams = ZoneParams()
+    lights: LightParams = LightParams()
+
+    def __post_init__(self) -> None:
+        if self.share_aggressive + self.share_passive > 1.0:
+            raise ValueError("share_aggressive + share_passive must be <= 1")
+        if self.initial_agents > self.capacity:
+            raise ValueError(f"initial_agents ({self.initial_agents}) exceeds capacity "
+                             f"({self.capacity})")

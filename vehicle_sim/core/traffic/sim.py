@@ -1,0 +1,304 @@
+"""Public API of the traffic core: ``TrafficSim`` (construct, step, read, hand over).
+
+Typical use by a node, every step::
+
+    sim = TrafficSim.from_files("config/maps/urban_grid.yaml", params_path=None, seed=7)
+    sim.step(0.05, ego=(x, y, yaw, speed))          # ego in the map frame (ENU, rad, m/s)
+    a = sim.agents()                                 # dict of arrays (uid, x, y, yaw, speed, ...)
+    names, states = sim.light_states()               # GREEN 0, YELLOW 1, RED 2, DARK -1
+
+Scale-out (paper 003): ``TrafficSim(..., owned_sectors=...)`` simulates only agents in its
+sectors; ``take_departures()`` returns records of agents that left them (fixed-size float64
+rows, ``agents.N_REC`` values = 336 bytes), ``accept(records)`` adopts handed-over agents, and
+``set_ghosts(export_ghosts())`` installs read-only neighbour copies, refreshed every heartbeat.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from vehicle_sim.core.config import load
+from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic import kindex as kx
+from vehicle_sim.core.traffic import kstep
+from vehicle_sim.core.traffic import zone as zn
+from vehicle_sim.core.traffic.kpath import eval_lane
+from vehicle_sim.core.traffic.lights import LightController
+from vehicle_sim.core.traffic.mapfile import MapSpec, load_map
+from vehicle_sim.core.traffic.network import L_LEN, Network
+from vehicle_sim.core.traffic.params import TrafficParams
+
+G_MPS2 = 9.81
+GRID_CELL_M = 20.0  # neighbour grid cell: >= the cone range / 2 so 3 x 3 cells cover it
+MAX_SPAWN_PER_STEP = 8
+TELEPORT_M = 50.0
+FRONT_BAND_M = 40.0  # depth of the zone's front band where a moving zone also spawns  # an ego jump larger than this in one step refills the zone
+UID_BLOCK = 1 << 40  # uids are owner_id * UID_BLOCK + counter: unique across owners
+
+Ego = tuple[float, float, float, float]
+
+
+class TrafficSim:
+    """Urban traffic of paper 004 around an ego vehicle (or over the whole city)."""
+
+    def __init__(self, network: Network, params: TrafficParams, seed: int,
+                 owned_sectors: np.ndarray | None = None, owner_id: int = 0):
+        self.network, self.p, self.seed = network, params, int(seed)
+        self.rng = np.random.default_rng(seed)
+        self.store = ag.AgentStore(params.capacity)
+        self.lights = LightController(network, params.lights)
+        self.zone = zn.ControlZone(network, params.zone)
+        self.sectors = self.zone.sectors
+        self.owned = None if owned_sectors is None else np.asarray(owned_sectors, dtype=np.int64)
+        self.time_s, self._uid, self._steps = 0.0, owner_id * UID_BLOCK, 0
+        self._filled, self._last_pose = False, None
+        self.vp = self._pack_vehicle()
+        self.cfg = self._pack_cfg()
+        self.light_state = self.lights.states(0.0)
+        self.ego_arr = np.zeros(kx.N_EGO)
+        if params.initial_agents and not params.zone.enabled:
+            self.spawn_random(params.initial_agents)
+
+    @classmethod
+    def from_files(cls, map_path: str | Path, params_path: str | Path | None = None,
+                   seed: int = 0, **kw) -> TrafficSim:
+        """Load and validate a map file and an optional TrafficParams YAML (ConfigError if bad)."""
+        params = TrafficParams() if params_path is None else load(TrafficParams, params_path)
+        return cls(Network(load_map(map_path), str(map_path)), params, seed, **kw)
+
+    @classmethod
+    def from_spec(cls, spec: MapSpec, params: TrafficParams, seed: int = 0, **kw) -> TrafficSim:
+        """Build from an in-memory MapSpec (e.g. ``gridgen``)."""
+        return cls(Network(spec), params, seed, **kw)
+
+    def _pack_vehicle(self) -> np.ndarray:
+        v = self.p.vehicle
+        wb = v.cg_to_front_m + v.cg_to_rear_m
+        fzf = v.mass_kg * G_MPS2 * v.cg_to_rear_m / wb
+        fzr = v.mass_kg * G_MPS2 * v.cg_to_front_m / wb
+        return np.array([v.mass_kg, v.yaw_inertia_kgm2, v.cg_to_front_m, v.cg_to_rear_m,
+                         v.cornering_coeff_1prad * fzf, v.cornering_coeff_1prad * fzr,
+                         v.friction_mu, v.power_w, v.max_steer_rad])
+
+    def _pack_cfg(self) -> np.ndarray:
+        p, (x0, y0, x1, y1) = self.p, self.network.bounds
+        cfg = np.zeros(kx.N_CFG)
+        cfg[[kx.C_LOD, kx.C_DYNMIN, kx.C_APPROACH, kx.C_EGO_YIELD, kx.C_MAXWAIT, kx.C_LC_TIME,
+             kx.C_LC_THR, kx.C_BSAFE]] = (p.lod_radius_m, p.dynamic_min_speed_mps,
+                                          p.approach_distance_m, p.ego_yield_time_s,
+                                          p.max_wait_s, p.lane_change_time_s,
+                                          p.lane_change_threshold_mps2, p.safe_decel_mps2)
+        cfg[kx.C_SEED] = self.seed % (1 << 31)
+        cfg[kx.C_GX0], cfg[kx.C_GY0], cfg[kx.C_CELL] = x0 - 50.0, y0 - 50.0, GRID_CELL_M
+        cfg[kx.C_NCX] = math.ceil((x1 - x0 + 100.0) / GRID_CELL_M)
+        cfg[kx.C_NCY] = math.ceil((y1 - y0 + 100.0) / GRID_CELL_M)
+        return cfg
+
+    # ----------------------------------------------------------------- stepping
+    def step(self, dt: float, ego: Ego | None = None) -> None:
+        """Advance by dt [s]; ego = (x [m], y [m], yaw [rad], speed [m/s]) or None."""
+        if not (0.0 < dt <= 0.2) or not math.isfinite(dt):
+            raise ValueError(f"dt must be in (0, 0.2] s, got {dt}")
+        if ego is not None and not all(math.isfinite(v) for v in ego):
+            raise ValueError(f"ego pose must be finite, got {ego}")
+        self._set_ego(ego)
+        zone_on = self.p.zone.enabled and ego is not None
+        pose = None if ego is None else (ego[0], ego[1], ego[2])
+        if zone_on:
+            self.lights.select_master(*pose)
+            self.light_state = self.lights.states(self.time_s, self.zone.active_nodes(pose))
+            self._maintain_zone(pose, ego[3] > 1.0)
+        else:
+            if pose is not None:
+                self.lights.select_master(*pose)
+            self.light_state = self.lights.states(self.time_s)
+        self.cfg[kx.C_DT], self.cfg[kx.C_T] = dt, self.time_s
+        kstep.step_kernel(self.network.net, self.store.af, self.store.ai, self.vp,
+                          self.light_state, self.ego_arr, self.cfg)
+        self._remove(self.store.ai[ag.REMOVE] == 1)
+        if zone_on:  # delete agents that crossed the zone boundary outwards
+            af = self.store.af
+            self._remove(~self.zone.inside(pose, af[ag.X], af[ag.Y]))
+        self.time_s += dt
+        self._steps += 1
+
+    def _set_ego(self, ego: Ego | None) -> None:
+        e = self.ego_arr
+        if ego is None:
+            e[kx.E_ON] = 0.0
+            return
+        e[[kx.E_X, kx.E_Y, kx.E_YAW, kx.E_U]] = ego
+        e[kx.E_ON], e[kx.E_LEN], e[kx.E_WID] = 1.0, self.p.vehicle.length_m, self.p.vehicle.width_m
+
+    def _remove(self, mask: np.ndarray) -> int:
+        idx = np.flatnonzero(mask & (self.store.ai[ag.ACTIVE] != ag.FREE))
+        self.store.ai[:, idx] = 0
+        self.store.ai[ag.NEXT, idx] = -1
+        return len(idx)
+
+    # ----------------------------------------------------------------- creation
+    def spawn(self, lane: int, s: float, speed: float | None = None,
+              profile: int | None = None) -> int:
+        """Create one agent on ``lane`` at arc length ``s`` [m]; returns its slot."""
+        slot = self.store.free_slots(1)
+        if len(slot) == 0:
+            raise RuntimeError(f"agent capacity {self.p.capacity} exhausted")
+        i = int(slot[0])
+        af, ai = self.store.af, self.store.ai
+        code, values, ignore = ag.draw_profiles(self.p, 1, self.rng, profile)
+        af[:, i] = 0.0
+        ai[:, i] = 0
+        for k, (field, _) in enumerate(ag.PROFILE_FIELDS):
+            af[field, i] = values[k, 0]
+        ai[ag.PROFILE, i], ai[ag.IGNORE_SIGNS, i] = code[0], ignore[0]
+        af[ag.LENGTH, i], af[ag.WIDTH, i] = self.p.vehicle.length_m, self.p.vehicle.width_m
+        net = self.network.net
+        s = float(min(max(s, 0.0), net.lane_f[lane, L_LEN]))
+        x, y, h, _ = _eval(net, lane, s)
+        af[[ag.X, ag.Y, ag.YAW, ag.S], i] = (x, y, h, s)
+        if speed is None:
+            speed = zn.spawn_speed(self.network, lane, s, af[ag.V_FACTOR, i], af[ag.B_COMF, i])
+        af[ag.U, i], af[ag.TICKET, i] = speed, -1.0
+        ai[ag.ACTIVE, i], ai[ag.LANE, i], ai[ag.UID, i], ai[ag.GO, i] = ag.OWNED, lane, self._uid, -1
+        self._uid += 1
+        ai[ag.NEXT, i] = kstep.choose_exit(net, lane, kx.hash_uniform(int(self.cfg[kx.C_SEED]),
+                                                                      ai[ag.UID, i], 0))
+        ai[ag.HOPS, i] = 1
+        return i
+
+    def spawn_random(self, n: int, mask=None) -> int:
+        """Place up to n agents on street lanes at random (whole-city or initial fill)."""
+        placed = 0
+        act = self.store.ai[ag.ACTIVE] != ag.FREE
+        lane_of, s_of = self.store.ai[ag.LANE, act], self.store.af[ag.S, act]
+        for lane, s in zn.random_positions(self.network, n, self.rng, mask):
+            if np.any((lane_of == lane) & (np.abs(s_of - s) < zn.SPAWN_CLEAR_M)):
+                continue  # an existing agent is there
+            if self.owned is not None and not np.isin(self._sector_of_lane_s(lane, s),
+                                                      self.owned):
+                continue
+            self.spawn(lane, s)
+            placed += 1
+        return placed
+
+    def _sector_of_lane_s(self, lane: int, s: float) -> int:
+        x, y, _, _ = _eval(self.network.net, lane, s)
+        return int(self.sectors.of(np.array([x]), np.array([y]))[0])
+
+    def _maintain_zone(self, pose: tuple[float, float, float], moving: bool) -> None:
+        af, ai = self.store.af, self.store.ai
+        if self._last_pose is not None and math.hypot(pose[0] - self._last_pose[0],
+                                                      pose[1] - self._last_pose[1]) > TELEPORT_M:
+            self._filled = False  # ego was reset or teleported: refill the new zone
+        self._last_pose = pose
+        owned = ai[ag.ACTIVE] == ag.OWNED
+        out = owned & ~self.zone.inside(pose, af[ag.X], af[ag.Y])
+        self._remove(out)
+        lanes, s_entry, length = self.zone.scan(pose, moving)
+        target = min(round(self.p.zone.density_per_km * length / 1000.0),
+                     self.p.capacity - int(np.sum(ai[ag.ACTIVE] == ag.GHOST)))
+        have = int(np.sum(ai[ag.ACTIVE] == ag.OWNED))
+        if not self._filled:
+            self._filled = True
+            self.spawn_random(max(target - have, 0),
+                              mask=lambda ln, s: bool(self._in_zone_lane(pose, ln, s)))
+            return
+        if have >= target:
+            return
+        act = np.flatnonzero(ai[ag.ACTIVE] != ag.FREE)
+        xy = np.vstack((np.column_stack((af[ag.X, act], af[ag.Y, act])), [pose[:2]]))
+        lane_of, s_of = ai[ag.LANE, act], af[ag.S, act]
+        cands = [(int(lanes[k]), float(s_entry[k])) for k in self.rng.permutation(len(lanes))]
+        if moving:  # the advancing front edge sweeps lanes in: spawn in its band too
+            band = self.p.zone.ahead_m - FRONT_BAND_M
+            cands += zn.random_positions(self.network, MAX_SPAWN_PER_STEP, self.rng,
+                                         lambda ln, s: self._in_zone_lane(pose, ln, s, band))
+        for ln, s in cands[:2 * MAX_SPAWN_PER_STEP]:
+            if have >= target:
+                break
+            if s > self.network.net.lane_f[ln, L_LEN] - zn.SPAWN_END_MARGIN_M:
+                continue
+            p = _eval(self.network.net, ln, s)[:2]
+            if zn.free_at(lane_of, s_of, xy, ln, s, p):
+                self.spawn(ln, s)
+                have += 1
+                lane_of, s_of = np.append(lane_of, ln), np.append(s_of, s)  # few spawns/step
+                xy = np.vstack((xy, [p]))
+
+    def _in_zone_lane(self, pose, lane: int, s: float, min_ahead_m: float = -1e9) -> bool:
+        x, y, _, _ = _eval(self.network.net, lane, s)
+        if (x - pose[0]) * math.cos(pose[2]) + (y - pose[1]) * math.sin(pose[2]) < min_ahead_m:
+            return False
+        far = math.hypot(x - pose[0], y - pose[1]) > zn.SPAWN_CLEAR_M
+        return far and bool(self.zone.inside(pose, np.array([x]), np.array([y]))[0])
+
+    # ----------------------------------------------------------------- reading
+    def agents(self, include_ghosts: bool = False) -> dict[str, np.ndarray]:
+        """Copies of the agents' state arrays: uid; CG pose x, y [m], yaw [rad] (map frame);
+        speed u, lateral_speed v [m/s], yaw_rate [rad/s], steer [rad], accel [m/s^2]; lane
+        index, s [m]; profile (0 aggressive, 1 moderate, 2 passive); dynamic (1: single-track);
+        length, width [m]; ghost flag."""
+        ai, af = self.store.ai, self.store.af
+        sel = (ai[ag.ACTIVE] == ag.OWNED) | (include_ghosts & (ai[ag.ACTIVE] == ag.GHOST))
+        idx = np.flatnonzero(sel)
+        return {"uid": ai[ag.UID, idx].copy(), "x": af[ag.X, idx].copy(),
+                "y": af[ag.Y, idx].copy(), "yaw": af[ag.YAW, idx].copy(),
+                "speed": af[ag.U, idx].copy(), "lateral_speed": af[ag.V, idx].copy(),
+                "yaw_rate": af[ag.R, idx].copy(), "steer": af[ag.DELTA, idx].copy(),
+                "accel": af[ag.ACCEL, idx].copy(), "lane": ai[ag.LANE, idx].copy(),
+                "s": af[ag.S, idx].copy(), "profile": ai[ag.PROFILE, idx].copy(),
+                "dynamic": ai[ag.DYN, idx].copy(), "length": af[ag.LENGTH, idx].copy(),
+                "width": af[ag.WIDTH, idx].copy(), "ghost": ai[ag.ACTIVE, idx] == ag.GHOST}
+
+    def light_states(self) -> tuple[list[str], np.ndarray]:
+        """Names ("signal:lane") and states of vehicle lights (GREEN 0 YELLOW 1 RED 2 DARK -1)."""
+        return self.network.light_names, self.light_state[:len(self.network.light_names)].copy()
+
+    def pedestrian_states(self) -> tuple[list[str], np.ndarray]:
+        """Names and states of pedestrian lights at signalised crossings (inverse of vehicles)."""
+        return self.network.ped_names, self.lights.pedestrian_states(self.light_state)
+
+    @property
+    def n_agents(self) -> int:
+        return int(np.sum(self.store.ai[ag.ACTIVE] == ag.OWNED))
+
+    # ----------------------------------------------------------------- scale-out (003)
+    def take_departures(self) -> np.ndarray:
+        """Records (k, N_REC) of owned agents outside my sectors; they are removed here."""
+        if self.owned is None:
+            return np.zeros((0, ag.N_REC))
+        ai, af = self.store.ai, self.store.af
+        sec = self.sectors.of(af[ag.X], af[ag.Y])
+        idx = np.flatnonzero((ai[ag.ACTIVE] == ag.OWNED) & ~np.isin(sec, self.owned))
+        rec = ag.pack(self.store, idx)
+        self._remove(np.isin(np.arange(self.store.capacity), idx))
+        return rec
+
+    def accept(self, records: np.ndarray) -> np.ndarray:
+        """Adopt handed-over agents (records from another owner's ``take_departures``)."""
+        return ag.unpack(self.store, records, ag.OWNED)
+
+    def export_ghosts(self, margin_m: float = 50.0) -> np.ndarray:
+        """Records of owned agents within ``margin_m`` of my sectors' edges (for neighbours)."""
+        af, ai = self.store.af, self.store.ai
+        idx = np.flatnonzero(ai[ag.ACTIVE] == ag.OWNED)
+        if self.owned is None:
+            return ag.pack(self.store, idx)
+        x, y = af[ag.X, idx], af[ag.Y, idx]
+        near = np.zeros(len(idx), dtype=bool)
+        for dx, dy in ((margin_m, 0), (-margin_m, 0), (0, margin_m), (0, -margin_m)):
+            near |= ~np.isin(self.sectors.of(x + dx, y + dy), self.owned)
+        return ag.pack(self.store, idx[near])
+
+    def set_ghosts(self, records: np.ndarray) -> None:
+        """Replace all ghosts by these read-only copies (call every heartbeat)."""
+        self._remove(self.store.ai[ag.ACTIVE] == ag.GHOST)
+        if len(records):
+            ag.unpack(self.store, records, ag.GHOST)
+
+
+def _eval(net, lane: int, s: float) -> tuple[float, float, float, float]:
+    return eval_lane(net.pts, net.lane_i, lane, s)
+
