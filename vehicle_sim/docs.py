@@ -8,9 +8,21 @@ from __future__ import annotations
 from vehicle_sim.core.config import describe
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.run_summary import MonitorParams
+from vehicle_sim.graph import LAUNCH_ARGS
+from vehicle_sim.recording import RecorderParams
 
-NODE_PARAMS = {"dynamics": DynamicsParams, "sim_monitor": MonitorParams}
+NODE_PARAMS = {"dynamics": DynamicsParams, "sim_monitor": MonitorParams,
+               "recorder": RecorderParams}
 BEGIN, END = "<!-- params:begin -->", "<!-- params:end -->"
+ARGS_BEGIN, ARGS_END = "<!-- args:begin -->", "<!-- args:end -->"
+
+
+def launch_argument_table() -> str:
+    out = [ARGS_BEGIN, "", "| argument | default | meaning |", "|---|---|---|"]
+    for a in LAUNCH_ARGS:
+        choices = f" ({' / '.join(a.choices)})" if a.choices else ""
+        out.append(f"| `{a.name}` | `{a.default}` | {a.description}{choices} |")
+    return "\n".join(out + ["", ARGS_END])
 
 
 def parameter_tables() -> str:
@@ -23,5 +35,27 @@ def parameter_tables() -> str:
     return "\n".join(out)
 
 
+def current_blocks() -> dict[tuple[str, str], str]:
+    """(begin, end) marker pairs and the text that belongs between them in README.md."""
+    return {(ARGS_BEGIN, ARGS_END): launch_argument_table(), (BEGIN, END): parameter_tables()}
+
+
+def update(text: str) -> str:
+    """``text`` with every generated block replaced by its current content."""
+    for (begin, end), block in current_blocks().items():
+        head, _, rest = text.partition(begin)
+        _, _, tail = rest.partition(end)
+        text = head + block + tail
+    return text
+
+
 if __name__ == "__main__":
-    print(parameter_tables())
+    import sys
+    from pathlib import Path
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--write":
+        path = Path(sys.argv[2])
+        path.write_text(update(path.read_text()))
+    else:
+        print(launch_argument_table())
+        print(parameter_tables())

@@ -8,9 +8,24 @@ from __future__ import annotations
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from vehicle_sim.core.config import spec
+
 SEPARATOR = "=" * 80
+
+
+@dataclass(frozen=True)
+class RecorderParams:
+    record_dir: str = spec("runs", doc="folder of the MCAP file")
+    topics: tuple[str, ...] = spec(
+        ("/clock", "/vehicle/state", "/odom", "/vehicle/control", "/sim/status", "/cmd_vel",
+         "/traffic/agents", "/traffic/lights", "/imu/data", "/gnss/fix", "/motion/cue",
+         "/accidents", "/faults/command", "/faults/status"),
+        doc="topics recorded when they appear")
+    discovery_period_s: float = spec(0.5, unit="s", gt=0.0, doc="how often to look for topics")
+
 _BUILTIN = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16",
             "int32", "uint32", "int64", "uint64", "string", "wstring"}
 

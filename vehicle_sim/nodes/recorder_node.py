@@ -8,28 +8,15 @@ Python readers.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from mcap.writer import Writer
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from vehicle_sim.core.config import spec
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
-from vehicle_sim.recording import ros2msg_schema
-
-
-@dataclass(frozen=True)
-class RecorderParams:
-    record_dir: str = spec("runs", doc="folder of the MCAP file")
-    topics: tuple[str, ...] = spec(
-        ("/clock", "/vehicle/state", "/odom", "/vehicle/control", "/sim/status", "/cmd_vel",
-         "/traffic/agents", "/traffic/lights", "/imu/data", "/gnss/fix", "/motion/cue",
-         "/accidents", "/faults/command", "/faults/status"),
-        doc="topics recorded when they appear")
-    discovery_period_s: float = spec(0.5, unit="s", gt=0.0, doc="how often to look for topics")
+from vehicle_sim.recording import RecorderParams, ros2msg_schema
 
 
 class RecorderNode(Node):
