@@ -18,8 +18,6 @@ from pathlib import Path
 import numpy as np
 
 from vehicle_sim.core.config import load, spec
-from vehicle_sim.core.vehicle.full_params import (
-    BodyParams, DrivetrainParams, FullNumerics, MagicFormulaParams, SuspensionParams, WheelParams)
 
 # Standard gravity [m/s^2] (3rd CGPM, 1901; also ISO 80000-3).
 GRAVITY_MPS2 = 9.80665
@@ -134,33 +132,6 @@ class VehicleParams:
     steering: SteeringParams = spec()
     aero: AeroParams = spec()
     low_speed: LowSpeedParams = spec(LowSpeedParams())
-    # Groups of the 14-DOF model (full_params.py); None = not given (planar models only).
-    body: BodyParams = spec(None)
-    suspension: SuspensionParams = spec(None)
-    wheels: WheelParams = spec(None)
-    magic_formula: MagicFormulaParams = spec(None)
-    drivetrain: DrivetrainParams = spec(None)
-    full_numerics: FullNumerics = spec(FullNumerics())
-
-    def __post_init__(self) -> None:
-        groups = FULL_MODEL_GROUPS
-        given = [g for g in groups if getattr(self, g) is not None]
-        if given and len(given) != len(groups):
-            missing = [g for g in groups if getattr(self, g) is None]
-            raise ValueError(f"full-model groups are all or nothing: missing {', '.join(missing)}"
-                             f" (given: {', '.join(given)})")
-        if self.wheels is not None:
-            w = self.wheels
-            sprung = self.chassis.mass_kg - 2.0 * (w.front_unsprung_mass_kg
-                                                   + w.rear_unsprung_mass_kg)
-            if sprung <= 0.0:
-                raise ValueError(f"wheels: unsprung masses exceed chassis.mass_kg "
-                                 f"({self.chassis.mass_kg} kg)")
-
-    @property
-    def has_full_model(self) -> bool:
-        """True when every group the 14-DOF model needs is present."""
-        return self.body is not None
 
     def axle_loads_n(self) -> tuple[float, float]:
         """Static vertical loads (front, rear) [N] on level ground: m g b / L, m g a / L."""
@@ -180,9 +151,6 @@ class VehicleParams:
         c = self.chassis
         cf, cr = self.cornering_stiffness_npr()
         return c.mass_kg / c.wheelbase_m * (c.cg_to_rear_axle_m / cf - c.cg_to_front_axle_m / cr)
-
-
-FULL_MODEL_GROUPS = ("body", "suspension", "wheels", "magic_formula", "drivetrain")
 
 
 def load_vehicle(path: str | Path) -> VehicleParams:
