@@ -26,7 +26,8 @@ class LaunchArg:
 
 
 LAUNCH_ARGS = (
-    LaunchArg("scenario", "urban", "scenario file config/scenarios/<name>.yaml"),
+    LaunchArg("scenario", "urban", "scenario config/scenarios/<name>.yaml, or a path to a "
+              "scenario file"),
     LaunchArg("use_sim_time", "true", "every node follows /clock from the dynamics node",
               ("true", "false")),
     LaunchArg("mode", "realtime", "dynamics pacing: realtime (x real_time_factor), fast "
@@ -85,8 +86,9 @@ def scenario_names() -> list[str]:
 
 
 def load_scenario(name: str) -> Scenario:
-    """Load config/scenarios/<name>.yaml; an unknown name lists the known ones."""
-    path = share_dir() / "config" / "scenarios" / f"{name}.yaml"
+    """Load config/scenarios/<name>.yaml, or a scenario file given by its path (*.yaml);
+    an unknown name lists the known ones."""
+    path = Path(name) if name.endswith(".yaml") else share_dir() / "config" / "scenarios" / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(str(path), "scenario",
                           f"unknown scenario {name!r} (known: {', '.join(scenario_names())})")

@@ -160,3 +160,48 @@ def test_bad_parameters_refuse_to_start_naming_the_parameter(start_node, params,
     output = proc.stop()
     assert proc.proc.returncode == 2, output
     assert "refusing to start" in output and words in output, output
+
+
+def test_cmd_vel_drives_forward_and_turns_left(ros_node, probe, start_node):
+    from geometry_msgs.msg import Twist
+
+    start_node("dynamics_node", params={"real_time_factor": 2.0, "command_timeout_s": 5.0})
+    twist = ros_node.create_publisher(Twist, "cmd_vel", qos.COMMAND)
+    ros_node.spin_until(lambda: twist.get_subscription_count() > 0, what="cmd_vel match")
+    msg = Twist()
+    msg.linear.x, msg.angular.z = 4.0, 0.3
+    twist.publish(msg)
+    ros_node.spin_until(lambda: probe.states and probe.states[-1].twist.linear.x > 2.0,
+                        what="speed from cmd_vel")
+    ros_node.spin_until(lambda: probe.states[-1].twist.angular.z > 0.1, what="left turn")
+    ros_node.destroy_publisher(twist)
+
+
+def test_real_time_factor_is_validated_and_applied_on_set(ros_node, probe, start_node):
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    start_node("dynamics_node", params={**FAST_STATUS})
+    client = ros_node.create_client(SetParameters, "/dynamics/set_parameters")
+    ros_node.spin_until(client.service_is_ready, what="parameter service")
+
+    def set_param(name, value, kind):
+        field = {ParameterType.PARAMETER_DOUBLE: "double_value",
+                 ParameterType.PARAMETER_STRING: "string_value"}[kind]
+        request = SetParameters.Request(parameters=[Parameter(
+            name=name, value=ParameterValue(type=kind, **{field: value}))])
+        future = client.call_async(request)
+        ros_node.spin_until(future.done, what="set_parameters response")
+        return future.result().results[0]
+
+    bad = set_param("real_time_factor", -1.0, ParameterType.PARAMETER_DOUBLE)
+    assert not bad.successful and "real_time_factor: must be > 0.0" in bad.reason
+    frozen = set_param("model", "kinematic", ParameterType.PARAMETER_STRING)
+    assert not frozen.successful and "read-only" in frozen.reason
+    good = set_param("real_time_factor", 4.0, ParameterType.PARAMETER_DOUBLE)
+    assert good.successful
+    probe.status.clear()
+    ros_node.spin_until(lambda: len(probe.status) > 8, what="status after the change")
+    assert probe.status[-1].real_time_factor_target == 4.0
+    achieved = [s.real_time_factor for s in probe.status[-5:]]
+    assert sum(achieved) / len(achieved) > 2.0, achieved  # was 1.0 before the change

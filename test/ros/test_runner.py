@@ -82,3 +82,29 @@ def test_runner_commands_match_the_declared_graph():
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()
     assert graph.node_parameters(scenario.nodes[0], args) == {
         "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0}
+
+
+def test_a_node_declared_respawn_is_restarted(tmp_path):
+    scenario = tmp_path / "respawn.yaml"
+    scenario.write_text(
+        "description: dynamics respawns\n"
+        "nodes:\n"
+        "  - {name: dynamics, executable: dynamics_node, params_file: dynamics.yaml,\n"
+        "     args: [mode], respawn: true, respawn_delay_s: 0.5}\n"
+        "  - {name: sim_monitor, executable: sim_monitor, args: [duration, record_dir]}\n")
+    proc = subprocess.Popen([RUNNER, "--scenario", str(scenario), "--mode", "realtime",
+                             "--duration", "4", "--record_dir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "[dynamics]" in line and "model" in line:
+            break
+    pids = subprocess.run(["pgrep", "-f", "dynamics_node --ros-args -r __node:=dynamics"],
+                          capture_output=True, text=True).stdout.split()
+    for pid in pids:
+        os.kill(int(pid), signal.SIGKILL)
+    out = "".join(lines) + proc.communicate(timeout=90)[0]
+    assert proc.returncode == 0, out
+    assert "respawning in 0.5 s" in out and "respawned 1x" in out
+    assert "reached duration 4 s" in out

@@ -23,7 +23,7 @@ from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.main import run
-from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.nodes.params import declare_and_load, validate_on_set
 from vehicle_sim.paths import config_path
 
 _MODES = {"realtime": SimStatus.MODE_REALTIME, "fast": SimStatus.MODE_FAST,
@@ -39,6 +39,8 @@ class DynamicsNode(Node):
         # the constant-power automatic gearbox of 004 has one forward drive position
         self.limits = ControlLimits(self.vehicle.steering.max_road_wheel_angle_rad, max_gear=1)
         self.loop = SimLoop(self.model, self.p)
+        validate_on_set(self, DynamicsParams, lambda: self.p,
+                        {"real_time_factor": self._set_real_time_factor})
         self.rejected = 0
         self._speed_mps = self.p.initial.speed_mps  # last published forward speed, for cmd_vel
         self._state_every = self.p.every(self.p.state_rate_hz)
@@ -62,6 +64,11 @@ class DynamicsNode(Node):
             f"model {self.p.model}/{self.p.integrator} at {self.p.physics_rate_hz:g} Hz, mode "
             f"{self.p.mode}, real_time_factor {self.p.real_time_factor:g}, vehicle "
             f"{self.p.vehicle_file}")
+
+    def _set_real_time_factor(self, updated: DynamicsParams) -> None:
+        self.p = updated
+        self.loop.set_real_time_factor(updated.real_time_factor)
+        self.get_logger().info(f"real_time_factor now {updated.real_time_factor:g}")
 
     def start(self) -> None:
         self._thread.start()

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TypeVar
 
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from vehicle_sim.core.config import ConfigError, build_flat, flat_fields
 
@@ -56,3 +58,37 @@ def declare_and_load(node: Node, cls: type[T]) -> T:
         if tp is not str and isinstance(values[name], (list, tuple)):
             values[name] = tuple(values[name])
     return build_flat(cls, values, source=source)
+
+
+def validate_on_set(node: Node, cls: type[T], current: Callable[[], T],
+                    dynamic: dict[str, Callable[[T], None]]) -> None:
+    """Reject `ros2 param set` of read-only parameters; validate and apply the dynamic ones.
+
+    ``dynamic`` maps a parameter name to the function that applies the new, validated
+    parameter set (the whole frozen dataclass); every other parameter is read-only at run time.
+    """
+    source = f"node {node.get_fully_qualified_name()}"
+
+    def on_set(changes: list[Parameter]) -> SetParametersResult:
+        names = [c.name for c in changes if c.name not in _ALWAYS_KNOWN]
+        frozen = [n for n in names if n not in dynamic]
+        if frozen:
+            return SetParametersResult(successful=False,
+                                       reason=f"read-only at run time: {', '.join(frozen)}")
+        values = {name: getattr_path(current(), name) for name, *_ in flat_fields(cls)}
+        values.update({c.name: c.value for c in changes if c.name in dynamic})
+        try:
+            updated = build_flat(cls, values, source=source)
+        except ConfigError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        for name in names:
+            dynamic[name](updated)
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(on_set)
+
+
+def getattr_path(obj: object, dotted: str) -> object:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
