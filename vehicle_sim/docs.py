@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from vehicle_sim.core.config import describe
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.run_summary import MonitorParams
 from vehicle_sim.graph import LAUNCH_ARGS
 from vehicle_sim.recording import RecorderParams
 
-NODE_PARAMS = {"dynamics": DynamicsParams, "sim_monitor": MonitorParams,
-               "recorder": RecorderParams}
+NODE_PARAMS = {"dynamics": DynamicsParams, "bridge": BridgeNodeParams,
+               "sim_monitor": MonitorParams, "recorder": RecorderParams}
 BEGIN, END = "<!-- params:begin -->", "<!-- params:end -->"
 ARGS_BEGIN, ARGS_END = "<!-- args:begin -->", "<!-- args:end -->"
 

@@ -1,0 +1,416 @@
+"""The bridge node as a real process: real DDS, real UDP sockets on 127.0.0.1.
+
+Platform frames are decoded with the core decoder; input packets are built with the core encoder
+(the rig firmware's side of the documented format).
+"""
+from __future__ import annotations
+
+import math
+import socket
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from std_msgs.msg import String
+from std_srvs.srv import SetBool
+from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
+
+from vehicle_sim.core.config import load
+from vehicle_sim.core.motion.node_params import BridgeNodeParams
+from vehicle_sim.core.motion.params import PlatformParams
+from vehicle_sim.core.motion.wire import RigInput, decode_binary, encode_input_packet
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.conversions import rpy_from_quaternion
+from vehicle_sim.paths import config_path
+
+PRESET = "platforms/stewart6_generic.yaml"
+PLATFORM = BridgeNodeParams().apply_to(load(PlatformParams, config_path(PRESET)))
+QUANTUM = 1.0 / ((1 << PLATFORM.wire.bits) - 1)
+NAN = float("nan")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Thread(threading.Thread):
+    """Runs ``body()`` every ``period_s`` until stopped."""
+
+    def __init__(self, period_s: float, body):
+        super().__init__(daemon=True)
+        self.period_s, self.body, self.halt = period_s, body, threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self.halt.wait(self.period_s):
+            self.body()
+
+    def stop(self) -> None:
+        self.halt.set()
+        if self.is_alive():
+            self.join()
+
+
+STARTED: list = []  # every thread a test starts, stopped at teardown even when it fails
+
+
+@pytest.fixture(autouse=True)
+def stop_threads():
+    yield
+    while STARTED:
+        STARTED.pop().stop()
+
+
+def spin_for(node, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        node.test_executor.spin_once(timeout_sec=0.02)
+
+
+class Rig:
+    """UDP peer standing for the platform controller: keeps every frame it receives."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.1)
+        self.port = self.sock.getsockname()[1]
+        self.frames: list[bytes] = []
+        self.halt = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.halt.is_set():
+            try:
+                self.frames.append(self.sock.recv(4096))
+            except TimeoutError:
+                pass
+
+    def values(self, start: int = 0) -> np.ndarray:
+        """Decoded actuator values (0..1) of frames[start:]; a malformed frame raises."""
+        return np.array([decode_binary(f, PLATFORM.wire)[1] for f in self.frames[start:]])
+
+    def close(self) -> None:
+        self.halt.set()
+        self.thread.join()
+        self.sock.close()
+
+
+class StateStream:
+    """Streams VehicleState on vehicle/state_raw at 200 Hz with increasing sim-time stamps."""
+
+    def __init__(self, node, accel=(-5.0, 2.0, 0.0), omega=(0.0, 0.0, 0.2)):
+        self.pub = node.create_publisher(VehicleState, "vehicle/state_raw", qos.STREAM)
+        self.accel, self.omega = accel, omega
+        self.t_ns = 0
+        self.stamps: set[int] = set()
+        self.thread: Thread | None = None
+
+    def _publish(self) -> None:
+        self.t_ns += 5_000_000
+        msg = VehicleState()
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(self.t_ns, 10**9)
+        msg.pose.orientation.w = 1.0
+        a, w = self.accel, self.omega
+        msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = a
+        msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = w
+        self.stamps.add(self.t_ns)
+        self.pub.publish(msg)
+
+    def start(self) -> None:
+        self.thread = Thread(0.005, self._publish)
+        STARTED.append(self.thread)
+
+    def stop(self) -> None:
+        self.thread.stop()
+
+
+@pytest.fixture
+def rig():
+    r = Rig()
+    yield r
+    r.close()
+
+
+class Watch:
+    """Subscriptions of the test node to what the bridge publishes."""
+
+    def __init__(self, node):
+        self.cues: list[MotionCue] = []
+        self.controls: list[VehicleControl] = []
+        self.sources: list[str] = []
+        node.create_subscription(MotionCue, "motion/cue", self.cues.append, qos.STREAM)
+        node.create_subscription(VehicleControl, "vehicle/control", self.controls.append,
+                                 qos.COMMAND)
+        node.create_subscription(String, "bridge/active_source",
+                                 lambda m: self.sources.append(m.data), qos.LATCHED)
+
+    def state(self) -> int:
+        return self.cues[-1].state if self.cues else -1
+
+
+def at_neutral(rig: Rig, neutral: np.ndarray, frames: int = 20) -> bool:
+    v = rig.values(max(0, len(rig.frames) - frames))
+    return len(v) == frames and bool(np.all(np.abs(v - neutral) <= QUANTUM + 1e-12))
+
+
+def moved(rig: Rig, neutral: np.ndarray, start: int, quanta: int = 20) -> bool:
+    v = rig.values(start)
+    return len(v) > 0 and bool(np.max(np.abs(v - neutral)) > quanta * QUANTUM)
+
+
+def start_bridge(ros_node, start_node, rig, **params):
+    proc = start_node("bridge_node", params={"output_port": rig.port, "platform_file": PRESET,
+                                             **params})
+    ros_node.spin_until(lambda: len(rig.frames) > 10, what="first platform frames")
+    return proc, rig.values(0)[0]  # the node starts at neutral
+
+
+def test_frames_stay_within_limits_and_park_on_pause_and_on_state_loss(ros_node, start_node, rig):
+    _proc, neutral = start_bridge(ros_node, start_node, rig)
+    watch, stream = Watch(ros_node), StateStream(ros_node)
+    status = ros_node.create_publisher(SimStatus, "sim/status", qos.EVENT)
+    ros_node.spin_until(lambda: stream.pub.get_subscription_count() > 0, what="state match")
+    stream.start()
+    ros_node.spin_until(lambda: watch.state() == MotionCue.STATE_RUNNING, what="soft start done")
+    ros_node.spin_until(lambda: len(watch.cues) > 400, what="cues while running")
+    stream.accel, stream.omega = (5e4, -1e9, NAN), (math.inf, NAN, -1e6)  # garbage state
+    spin_for(ros_node, 1.5)
+    stream.accel, stream.omega = (-5.0, 2.0, 0.0), (0.0, 0.0, 0.2)
+    values = rig.values()  # every frame so far decodes (length, CRC) ...
+    assert np.all((values >= 0.0) & (values <= 1.0))  # ... and stays within the leg stroke
+    assert np.max(np.abs(values - neutral)) > 50 * QUANTUM, "the platform must have moved"
+    limit = np.asarray(PLATFORM.safety.pose_limit)
+    for cue in watch.cues:
+        p = cue.platform_pose.position
+        pose = (p.x, p.y, p.z, *rpy_from_quaternion(cue.platform_pose.orientation))
+        assert np.all(np.abs(pose) <= limit + 1e-9), pose
+        assert all(PLATFORM.stewart.leg_min_m - 1e-9 <= x <= PLATFORM.stewart.leg_max_m + 1e-9
+                   for x in cue.actuator_positions)
+    stamped = {c.header.stamp.sec * 10**9 + c.header.stamp.nanosec for c in watch.cues[-50:]}
+    assert stamped <= stream.stamps, "cue stamps must be the sim time of the states"
+    assert any(c.limited for c in watch.cues), "a 1e9 m/s^2 cue exceeds the pose limits"
+
+    status.publish(SimStatus(paused=True))  # the state stream goes on: the pause alone parks
+    ros_node.spin_until(lambda: at_neutral(rig, neutral) and
+                        watch.state() == MotionCue.STATE_NEUTRAL, what="parked on pause")
+    status.publish(SimStatus(paused=False))
+    mark = len(rig.frames)
+    ros_node.spin_until(lambda: moved(rig, neutral, mark), what="moving again after the pause")
+    stream.stop()
+    ros_node.spin_until(lambda: at_neutral(rig, neutral), what="parked without states")
+    assert watch.state() in (MotionCue.STATE_NEUTRAL, MotionCue.STATE_PARKING)
+    values = rig.values()
+    assert np.all((values >= 0.0) & (values <= 1.0))
+
+
+def test_estop_service_latches_neutral_until_cleared_at_rest(ros_node, start_node, rig):
+    _proc, neutral = start_bridge(ros_node, start_node, rig)
+    watch, stream = Watch(ros_node), StateStream(ros_node)
+    estop = ros_node.create_client(SetBool, "bridge/estop")
+    ros_node.spin_until(lambda: stream.pub.get_subscription_count() > 0 and
+                        estop.service_is_ready(), what="state match and e-stop service")
+
+    def call(*data: bool) -> list[SetBool.Response]:
+        futures = [estop.call_async(SetBool.Request(data=d)) for d in data]
+        ros_node.spin_until(lambda: all(f.done() for f in futures), what="e-stop responses")
+        return [f.result() for f in futures]
+
+    stream.start()
+    ros_node.spin_until(lambda: watch.state() == MotionCue.STATE_RUNNING and
+                        moved(rig, neutral, len(rig.frames) - 5, quanta=300),
+                        what="platform running, 300 quanta (>= 1.5 cm of leg) from neutral")
+    # latch, then at once try to release: the rig is still far from neutral (>= 0.1 s away at
+    # the preset's velocity limits), so the release must be refused
+    latched, early = call(True, False)
+    assert latched.success and not early.success and "not cleared" in early.message
+    ros_node.spin_until(lambda: at_neutral(rig, neutral), what="neutral after e-stop")
+    spin_for(ros_node, 1.0)  # states keep coming: the latch holds
+    assert at_neutral(rig, neutral, frames=200) and watch.state() == MotionCue.STATE_ESTOP
+    (cleared,) = call(False)
+    assert cleared.success and "cleared" in cleared.message
+    ros_node.spin_until(lambda: watch.state() == MotionCue.STATE_STARTING, what="soft start")
+    stream.stop()
+
+
+def packet(seq: int, steer=0, throttle=0, brake=0, clutch=0, buttons=0, torque=0.0) -> bytes:
+    return encode_input_packet(RigInput(seq, steer, throttle, brake, clutch, torque, buttons))
+
+
+class RigInputSender:
+    """The steering rig: sends input packets at 100 Hz from 127.0.0.1."""
+
+    def __init__(self, port: int, **fields):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.setblocking(False)
+        self.port, self.fields, self.seq = port, fields, 0
+        self.thread = Thread(0.01, self.send)
+        STARTED.append(self)
+
+    def send(self) -> None:
+        self.seq += 1
+        self.sock.sendto(packet(self.seq, **self.fields), ("127.0.0.1", self.port))
+
+    def stop(self) -> None:
+        self.thread.stop()
+        if self.sock.fileno() >= 0:
+            self.sock.close()
+
+
+def pedal(raw: int) -> float:
+    """The documented unipolar mapping with the preset's pedal calibration (input_map)."""
+    a = PLATFORM.inputs.throttle
+    u = (raw - a.raw_min) / (a.raw_max - a.raw_min)
+    return 0.0 if u <= a.dead_zone else (u - a.dead_zone) / (1.0 - a.dead_zone)
+
+
+def test_rig_packets_drive_and_bad_packets_are_counted_without_effect(ros_node, start_node, rig):
+    port = free_port()
+    proc, _ = start_bridge(ros_node, start_node, rig, input_port=port)
+    watch = Watch(ros_node)
+    ros_node.spin_until(lambda: watch.sources == ["none"], what="latched source 'none'")
+    sender = RigInputSender(port, steer=16384, throttle=32768, brake=6553, clutch=0)
+    ros_node.spin_until(lambda: len(watch.controls) > 20, what="driver commands")
+    first = watch.controls[-1]
+    assert watch.sources[-1] == "driver"  # no autonomy stack: the rig drives
+    steer = (16384 - -32767) / 65534 * 2.0 - 1.0  # bipolar mapping, no dead zone
+    assert first.steering_angle == pytest.approx(
+        0.5 * steer * PLATFORM.inputs.handwheel_range_rad / PLATFORM.ffb.steering_ratio, abs=1e-9)
+    assert first.throttle == pytest.approx(pedal(32768), abs=1e-9)
+    assert first.brake == pytest.approx(pedal(6553), abs=1e-9) and first.gear == 1
+    mark = len(watch.controls)
+    good = packet(1000, throttle=65535)
+    bad = [b"X" * len(good), good[:10], good[:-1] + bytes([good[-1] ^ 0xFF]), good + b"\0"]
+    for data in bad:
+        sender.sock.sendto(data, ("127.0.0.1", port))
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
+        stranger.bind(("127.0.0.2", 0))
+        stranger.sendto(good, ("127.0.0.1", port))
+    ros_node.spin_until(lambda: len(watch.controls) > mark + 30, what="commands after bad input")
+    for c in watch.controls[mark:]:
+        assert (c.steering_angle, c.throttle, c.brake) == (
+            first.steering_angle, first.throttle, first.brake)
+    sender.fields = {"steer": -32768, "throttle": 65535, "brake": 65535}  # full lock and pedals
+    ros_node.spin_until(lambda: watch.controls[-1].throttle == 1.0, what="full throttle")
+    c = watch.controls[-1]
+    assert c.brake == 1.0
+    assert c.steering_angle == pytest.approx(
+        -0.5 * PLATFORM.inputs.handwheel_range_rad / PLATFORM.ffb.steering_ratio, abs=1e-9)
+    with pytest.raises(BlockingIOError):
+        sender.sock.recv(100)  # the node never answers the rig
+    sender.stop()
+    out = proc.stop()
+    for reason in ("'bad header': 1", "'truncated': 1", "'bad CRC': 1", "'oversized': 1",
+                   "dropped (sender not allowed) 1"):
+        assert reason in out, out
+    assert "rejected: bad header" in out, out  # the rate-limited warning names the reason
+
+
+def test_takeover_button_switches_from_autonomy_to_driver(ros_node, start_node, rig):
+    port = free_port()
+    _proc, _ = start_bridge(ros_node, start_node, rig, input_port=port)
+    watch = Watch(ros_node)
+    stack = ros_node.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+    ros_node.spin_until(lambda: stack.get_subscription_count() > 0, what="autonomy match")
+    auto = Thread(0.02, lambda: stack.publish(VehicleControl(throttle=0.3, steering_angle=0.1,
+                                                             gear=1)))
+    STARTED.append(auto)
+    sender = RigInputSender(port, throttle=65535)
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["autonomy"], what="autonomy in control")
+    mark = len(watch.controls)
+    ros_node.spin_until(lambda: len(watch.controls) > mark + 5, what="autonomy commands")
+    assert watch.controls[-1].throttle == pytest.approx(0.3)  # the driver's pedal is ignored
+    sender.fields["buttons"] = 1 << PLATFORM.inputs.takeover
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["driver"], what="takeover")
+    mark = len(watch.controls)
+    ros_node.spin_until(lambda: len(watch.controls) > mark + 5, what="driver commands")
+    assert watch.controls[-1].throttle == 1.0 and watch.controls[-1].steering_angle == 0.0
+    assert watch.sources[-2:] == ["autonomy", "driver"]
+    auto.stop()
+    sender.stop()
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["none"], what="no fresh input")
+    spin_for(ros_node, 0.2)
+    mark = len(watch.controls)
+    spin_for(ros_node, 0.5)  # nothing fresh, nothing published (the dynamics brakes)
+    assert len(watch.controls) == mark
+
+
+def test_evdev_wheel_and_force_feedback_through_uinput(ros_node, start_node, rig):
+    if not Path("/dev/uinput").exists():
+        pytest.skip("/dev/uinput is absent on this machine (no virtual input devices)")
+    pytest.importorskip("evdev", reason="python-evdev is not installed")
+    from evdev import AbsInfo, UInput, ecodes
+    absinfo = AbsInfo(0, -32767, 32767, 0, 0, 0)
+    pedals = AbsInfo(0, 0, 65535, 0, 0, 0)
+    events = {ecodes.EV_ABS: [(ecodes.ABS_X, absinfo), (ecodes.ABS_Y, pedals),
+                              (ecodes.ABS_Z, pedals), (ecodes.ABS_RZ, pedals)],
+              ecodes.EV_KEY: [ecodes.BTN_0, ecodes.BTN_1], ecodes.EV_FF: [ecodes.FF_CONSTANT]}
+    ui = UInput(events, name="vehicle_sim test wheel", max_effects=4)
+    levels: list[int] = []
+    halt = threading.Event()
+
+    def serve_ff() -> None:  # the uinput side of EVIOCSFF: accept uploads, record the level
+        while not halt.is_set():
+            event = ui.read_one()
+            if event is None:
+                time.sleep(0.001)
+            elif event.type == ecodes.EV_UINPUT and event.code == ecodes.UI_FF_UPLOAD:
+                upload = ui.begin_upload(event.value)
+                upload.retval = 0
+                levels.append(upload.effect.u.ff_constant_effect.level)
+                ui.end_upload(upload)
+            elif event.type == ecodes.EV_UINPUT and event.code == ecodes.UI_FF_ERASE:
+                erase = ui.begin_erase(event.value)
+                erase.retval = 0
+                ui.end_erase(erase)
+
+    server = threading.Thread(target=serve_ff, daemon=True)
+    server.start()
+    try:
+        proc, _ = start_bridge(ros_node, start_node, rig, evdev_device=ui.device.path)
+        watch = Watch(ros_node)
+        ros_node.spin_until(lambda: len(levels) >= 1, what="FF_CONSTANT uploaded")
+        deadline = time.monotonic() + 10.0
+        while not watch.controls and time.monotonic() < deadline:
+            ui.write(ecodes.EV_ABS, ecodes.ABS_X, 16384)  # wheel turned left, nothing else
+            ui.write(ecodes.EV_ABS, ecodes.ABS_Z, 32768)
+            ui.syn()
+            ros_node.test_executor.spin_once(timeout_sec=0.02)
+        assert watch.controls and watch.controls[-1].steering_angle > 0.0
+        ros_node.spin_until(lambda: any(v != 0 for v in levels), what="FFB level update")
+        assert all(abs(v) <= 32767 for v in levels)
+        assert any(v < 0 for v in levels), "centring pulls a left-turned wheel back to the right"
+        out = proc.stop()
+        assert "force feedback FF_CONSTANT" in out, out
+    finally:
+        halt.set()
+        server.join()
+        ui.close()
+
+
+@pytest.mark.parametrize("params, words", [
+    ({"output_host": "localhost"}, "output_host 'localhost' is not an IPv4 address"),
+    ({"platform_rate_hz": 20.0}, "platform_rate_hz: must be >= 50.0"),
+    ({"cue_rate_hz": 900.0}, "cue_rate_hz must not exceed platform_rate_hz"),
+    ({"platform_file": "/nonexistent/rig.yaml"}, "/nonexistent/rig.yaml: cannot read file"),
+])
+def test_bad_parameters_refuse_to_start(start_node, params, words):
+    proc = start_node("bridge_node", params=params)
+    proc.proc.wait(timeout=30)
+    output = proc.stop()
+    assert proc.proc.returncode == 2, output
+    assert "refusing to start" in output and words in output, output
+
+
+def test_evdev_absent_or_missing_device_is_one_log_line(start_node, rig, ros_node):
+    proc, _ = start_bridge(ros_node, start_node, rig, evdev_device="/dev/input/no_such_wheel")
+    out = proc.stop()
+    lines = [ln for ln in out.splitlines() if "continuing without a wheel" in ln]
+    assert len(lines) == 1, out
+    assert proc.proc.returncode == 0 and "platform loop (at exit)" in out, out

@@ -1,0 +1,99 @@
+"""Parameters of the hardware bridge node (issue 6): I/O endpoints, rates and the preset to load.
+
+The platform itself (geometry, washout, limits, wire details, input calibration, force feedback,
+mux) lives in the preset ``config/platforms/*.yaml`` (``PlatformParams``). The node's rates
+override the preset's ``washout.rate_hz`` and ``ffb.max_update_hz`` (see ``apply_to``), so the
+loop period and the filter discretisation can never disagree.
+
+Addresses are IPv4 literals (no name resolution at run time). Platform frames go only to
+``output_host:output_port``; input packets are accepted only from ``allowed_peers``; the node
+never replies to a sender.
+"""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, replace
+
+from vehicle_sim.core.config import spec
+from vehicle_sim.core.motion.params import PlatformParams
+
+EVDEV_AXES = ("steering", "throttle", "brake", "clutch")
+
+
+def _ipv4(name: str, value: str) -> ipaddress.IPv4Address:
+    try:
+        return ipaddress.IPv4Address(value)
+    except ValueError:
+        raise ValueError(f"{name} {value!r} is not an IPv4 address (e.g. 127.0.0.1)") from None
+
+
+@dataclass(frozen=True)
+class BridgeNodeParams:
+    """ROS parameters of ``bridge_node`` (one source of defaults; config/bridge.yaml overrides)."""
+
+    platform_file: str = spec("platforms/stewart6_generic.yaml",
+                              doc="platform preset, absolute or relative to the config dir")
+    platform_rate_hz: float = spec(500.0, unit="Hz", ge=50.0, le=2000.0,
+                                   doc="platform loop on absolute deadlines (issue 6: 500 Hz); "
+                                       "replaces the preset's washout.rate_hz")
+    ffb_rate_hz: float = spec(250.0, unit="Hz", gt=0.0, le=500.0,
+                              doc="highest FF_CONSTANT update rate, ~200-500 Hz (conventions.md); "
+                                  "replaces the preset's ffb.max_update_hz")
+    control_rate_hz: float = spec(100.0, unit="Hz", gt=0.0,
+                                  doc="vehicle/control publication rate (mux result)")
+    cue_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, doc="motion/cue publication rate")
+    wire_format: str = spec("", choices=("", "simtools_text", "binary"),
+                            doc="platform frame format, '' = the preset's wire.format")
+    output_host: str = spec("127.0.0.1", doc="IPv4 address of the rig controller")
+    output_port: int = spec(0, ge=0, le=65535,
+                            doc="UDP port of the rig controller, 0 = no platform output")
+    input_host: str = spec("127.0.0.1", doc="IPv4 address the rig input socket binds to")
+    input_port: int = spec(0, ge=0, le=65535, doc="UDP port for rig input packets, 0 = off")
+    allowed_peers: tuple[str, ...] = spec(("127.0.0.1",),
+                                          doc="IPv4 senders whose input packets are accepted; "
+                                              "others are dropped and counted")
+    evdev_device: str = spec("", doc="wheel as /dev/input/eventN, 'auto' = first device with "
+                                     "FF_CONSTANT and axes, '' = no evdev input")
+    evdev_axes: tuple[str, ...] = spec(("ABS_X", "ABS_Z", "ABS_RZ", "ABS_Y"),
+                                       doc="evdev axis codes of steering, throttle, brake, clutch "
+                                           "(check yours with evtest)")
+    autonomy_timeout_s: float = spec(0.5, unit="s", gt=0.0,
+                                     doc="autonomy/control older than this is not fresh "
+                                         "(as the dynamics node's command_timeout_s default)")
+    driver_fallback: bool = spec(True, doc="drive from the rig while no fresh autonomy command "
+                                           "arrives, even before a takeover")
+    max_gear: int = spec(1, ge=1, doc="highest forward gear the driver's paddles select "
+                                      "(the dynamics node's automatic box has 1)")
+    stats_period_s: float = spec(10.0, unit="s", ge=0.0,
+                                 doc="log loop lateness and packet counts this often, 0 = at exit")
+
+    def __post_init__(self) -> None:
+        out = _ipv4("output_host", self.output_host)
+        if out.is_multicast or out.is_unspecified or out == ipaddress.IPv4Address("255.255.255.255"):
+            raise ValueError(f"output_host {self.output_host} must be one unicast address")
+        _ipv4("input_host", self.input_host)
+        for peer in self.allowed_peers:
+            _ipv4("allowed_peers entry", peer)
+        if self.input_port and not self.allowed_peers:
+            raise ValueError("allowed_peers is empty: every input packet would be dropped")
+        for name in ("control_rate_hz", "cue_rate_hz"):
+            if getattr(self, name) > self.platform_rate_hz:
+                raise ValueError(f"{name} must not exceed platform_rate_hz "
+                                 f"{self.platform_rate_hz:g} Hz")
+        if len(self.evdev_axes) != len(EVDEV_AXES) or not all(
+                a.startswith("ABS_") for a in self.evdev_axes):
+            raise ValueError(f"evdev_axes needs {len(EVDEV_AXES)} ABS_* codes "
+                             f"({', '.join(EVDEV_AXES)})")
+
+    def every(self, rate_hz: float) -> int:
+        """Platform cycles between two publications at ``rate_hz`` (at least 1)."""
+        return max(1, round(self.platform_rate_hz / rate_hz))
+
+    def apply_to(self, platform: PlatformParams) -> PlatformParams:
+        """The preset with this node's loop rate, FFB rate and wire format (re-validated)."""
+        wire = platform.wire
+        if self.wire_format:
+            wire = replace(wire, format=self.wire_format)
+        return replace(platform, wire=wire,
+                       washout=replace(platform.washout, rate_hz=self.platform_rate_hz),
+                       ffb=replace(platform.ffb, max_update_hz=self.ffb_rate_hz))

@@ -1,0 +1,263 @@
+"""Hardware bridge node (issue 6): motion platform out, steering rig in, autonomy/driver mux.
+
+Thin: the pipelines are ``vehicle_sim.core.motion`` (MotionBridge, SteeringBridge), parameters
+BridgeNodeParams + the platform preset, sockets and the evdev wheel ``bridge_io``.
+
+Threads: the executor only stores the newest inputs (vehicle state, autonomy command, pause) and
+serves the e-stop; the platform loop thread, on absolute deadlines (core.realtime.Pacer), runs
+both core cycles, sends the UDP frame, writes FFB and publishes; the rig-input thread decodes
+packets. Watchdog and freshness use the wall clock (time.monotonic): a dead simulator freezes
+sim time, only the wall clock notices. Headers carry the sim time of the newest vehicle state.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from rclpy.node import Node
+from std_msgs.msg import String
+from std_srvs.srv import SetBool
+
+from vehicle_sim.core.config import load
+from vehicle_sim.core.motion.bridge import MotionBridge, MotionFrame
+from vehicle_sim.core.motion.input_map import DriverInput
+from vehicle_sim.core.motion.mux import Source
+from vehicle_sim.core.motion.node_params import BridgeNodeParams
+from vehicle_sim.core.motion.params import PlatformParams
+from vehicle_sim.core.motion.safety import Mode
+from vehicle_sim.core.motion.steering import SteeringBridge, SteeringFrame
+from vehicle_sim.core.realtime import LatenessWindow, Pacer, tighten_timer_slack
+from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
+from vehicle_sim.nodes import bridge_io, qos
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.paths import config_path
+
+_STATE = {Mode.NEUTRAL: MotionCue.STATE_NEUTRAL, Mode.SOFT_START: MotionCue.STATE_STARTING,
+          Mode.ACTIVE: MotionCue.STATE_RUNNING, Mode.RETURNING: MotionCue.STATE_PARKING,
+          Mode.ESTOP: MotionCue.STATE_ESTOP}
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """The newest vehicle state, in the core's terms (base_link, CG)."""
+
+    recv_s: float
+    stamp: Time
+    accel: np.ndarray
+    omega: np.ndarray
+    alpha: np.ndarray
+    rpy: np.ndarray
+    aligning_nm: float
+
+
+def _vec(v) -> np.ndarray:
+    return np.array([v.x, v.y, v.z])
+
+
+class BridgeNode(Node):
+    def __init__(self) -> None:
+        super().__init__("bridge")
+        self.p = p = declare_and_load(self, BridgeNodeParams)
+        self.platform = p.apply_to(load(PlatformParams, config_path(p.platform_file)))
+        self.motion = MotionBridge(self.platform)
+        self.steering = SteeringBridge(self.platform.inputs, self.platform.mux, self.platform.ffb)
+        self._lock = threading.Lock()  # motion + steering: loop, rig-input and service threads
+        self._sample: _Sample | None = None
+        self._fed: _Sample | None = None
+        self._autonomy: tuple[VehicleControl, float] | None = None
+        self._paused = False
+        self._gear = 1
+        self._driver_cmd = VehicleControl()
+        self._source = ""
+        self.accepted = 0
+        self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
+        self.pub_control = self.create_publisher(VehicleControl, "vehicle/control", qos.COMMAND)
+        self.pub_source = self.create_publisher(String, "bridge/active_source", qos.LATCHED)
+        self.create_subscription(VehicleState, "vehicle/state_raw", self._on_state, qos.STREAM)
+        self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
+        self.create_subscription(VehicleControl, "autonomy/control", self._on_autonomy,
+                                 qos.COMMAND)
+        self.create_service(SetBool, "bridge/estop", self._on_estop)
+        log = self.get_logger()
+        self.sender = bridge_io.UdpSender(p.output_host, p.output_port) if p.output_port else None
+        self.receiver = (bridge_io.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
+                                               self._on_packet) if p.input_port else None)
+        self.wheel = bridge_io.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
+        self.pacer = Pacer(1.0 / p.platform_rate_hz)
+        self.lateness = LatenessWindow(capacity=1 << 16)
+        self.cycles = 0
+        self.failed = False
+        self._cue_every, self._control_every = p.every(p.cue_rate_hz), p.every(p.control_rate_hz)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="platform", daemon=True)
+        out = (f"{self.platform.wire.format} frames to {p.output_host}:{p.output_port}"
+               if self.sender else "platform output off (output_port 0)")
+        rig = f"{p.input_host}:{p.input_port}" if self.receiver else "off"
+        log.info(f"platform {self.platform.kind} ({p.platform_file}) at {p.platform_rate_hz:g} Hz, "
+                 f"{out}; rig input UDP {rig}")
+
+    def start(self) -> None:
+        for part in (self.receiver, self.wheel):
+            if part is not None:
+                part.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        for part in (self.receiver, self.wheel, self.sender):
+            if part is not None:
+                part.stop()
+        self._log_stats("at exit")
+
+    # ---- platform loop thread --------------------------------------------------------------
+    def _loop(self) -> None:
+        tighten_timer_slack()
+        period = self.p.stats_period_s
+        next_stats = time.monotonic() + period
+        self.pacer.reanchor()
+        while not self._stop.is_set():
+            self.lateness.add(self.pacer.wait())
+            now = time.monotonic()
+            try:
+                self._tick(now)
+            except Exception as exc:  # a dead loop must not look alive: end the process
+                self.get_logger().fatal(f"platform loop failed: {type(exc).__name__}: {exc}")
+                self.failed = True
+                raise
+            self.cycles += 1
+            if period and now >= next_stats:
+                next_stats += period
+                self._log_stats(f"last {period:g} s")
+                self.lateness.clear()
+
+    def _tick(self, now: float) -> None:
+        sample, auto = self._sample, self._autonomy
+        auto_fresh = auto is not None and now - auto[1] <= self.p.autonomy_timeout_s
+        with self._lock:
+            if sample is not None and sample is not self._fed:
+                self.motion.on_vehicle_state(sample.recv_s, sample.accel, sample.omega,
+                                             sample.alpha, sample.rpy)
+                self._fed = sample
+            frame = self.motion.cycle(now, self._paused)
+            steer = self.steering.cycle(now, auto[0] if auto_fresh else None, self._driver,
+                                        sample.aligning_nm if sample else 0.0)
+        if self.sender is not None:
+            self.sender.send(frame.payload)
+        if self.wheel is not None and self.wheel.has_ff and steer.ff_level is not None:
+            self.wheel.set_level(steer.ff_level)
+        self._publish_control(steer, auto_fresh)
+        if self.cycles % self._cue_every == 0:
+            self.pub_cue.publish(self._cue(frame, sample))
+
+    def _driver(self, d: DriverInput) -> VehicleControl:
+        """The rig's command (called once per cycle by the steering core)."""
+        if d.gear_up:
+            self._gear = min(self._gear + 1, self.p.max_gear)
+        if d.gear_down:
+            self._gear = max(self._gear - 1, -1)
+        msg = VehicleControl(steering_angle=d.handwheel_angle_rad / self.platform.ffb.steering_ratio,
+                             throttle=d.throttle, brake=d.brake, clutch=d.clutch, gear=self._gear,
+                             handbrake=d.handbrake)
+        msg.header.stamp = self._sample.stamp if self._sample else Time()
+        self._driver_cmd = msg
+        return msg
+
+    def _publish_control(self, steer: SteeringFrame, auto_fresh: bool) -> None:
+        """Publish the command of the effective source; nothing when no command is fresh."""
+        if steer.mux.source is Source.DRIVER:
+            source = "driver" if steer.input_fresh else "none"
+        elif auto_fresh:
+            source = "autonomy"
+        else:
+            source = "driver" if self.p.driver_fallback and steer.input_fresh else "none"
+        changed = source != self._source
+        if changed:
+            self._source = source
+            self.pub_source.publish(String(data=source))
+            why = f" ({steer.mux.switched_because})" if steer.mux.switched_because else ""
+            self.get_logger().info(f"active source: {source}{why}")
+        if source != "none" and (changed or self.cycles % self._control_every == 0):
+            self.pub_control.publish(steer.mux.command if source == "autonomy"
+                                     else self._driver_cmd)
+
+    def _cue(self, frame: MotionFrame, sample: _Sample | None) -> MotionCue:
+        msg = MotionCue(state=_STATE[frame.mode], limited=frame.limited)
+        msg.header.stamp = sample.stamp if sample else Time()
+        msg.header.frame_id = "driver_head"
+        force, omega = self.motion.cue
+        msg.specific_force, msg.angular_velocity = conv.vector3(force), conv.vector3(omega)
+        msg.platform_pose = conv.pose(frame.pose[:3], frame.pose[3:])
+        msg.actuator_positions = np.asarray(frame.positions_m, dtype=np.float64)
+        return msg
+
+    def _log_stats(self, span: str) -> None:
+        p50, p99, worst = self.lateness.percentiles()
+        s = self.sender
+        sent = "no output" if s is None else f"frames sent {s.sent}, send errors {s.errors}" + (
+            f" (last: {s.last_error})" if s.errors else "")
+        dropped = self.receiver.dropped if self.receiver else 0
+        self.get_logger().info(
+            f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "
+            f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {self.pacer.overruns}; "
+            f"{sent}; input packets accepted {self.accepted}, rejected "
+            f"{dict(self.steering.rejected)}, dropped (sender not allowed) {dropped}; "
+            f"mode {self.motion.safety.mode.value}, source {self._source}")
+
+    # ---- rig input threads -----------------------------------------------------------------
+    def _on_packet(self, data: bytes, addr: tuple[str, int], now: float) -> None:
+        with self._lock:
+            before = dict(self.steering.rejected)
+            ok = self.steering.on_packet(data, now)
+            after = dict(self.steering.rejected)
+        if ok:
+            self.accepted += 1
+            return
+        reason = next((k for k, n in after.items() if n != before.get(k, 0)), "?")
+        self.get_logger().warning(f"rig input packet from {addr[0]}:{addr[1]} rejected: "
+                                  f"{reason} (rejected so far: {after})",
+                                  throttle_duration_sec=1.0)
+
+    def _on_raw(self, now: float, *raw) -> None:
+        with self._lock:
+            self.steering.on_raw(now, *raw)
+
+    # ---- executor thread -------------------------------------------------------------------
+    def _on_state(self, msg: VehicleState) -> None:
+        self._sample = _Sample(time.monotonic(), msg.header.stamp, _vec(msg.linear_acceleration),
+                               _vec(msg.twist.angular), _vec(msg.angular_acceleration),
+                               np.array(conv.rpy_from_quaternion(msg.pose.orientation)),
+                               msg.aligning_moment)
+
+    def _on_status(self, msg: SimStatus) -> None:
+        self._paused = msg.paused
+
+    def _on_autonomy(self, msg: VehicleControl) -> None:
+        self._autonomy = (msg, time.monotonic())
+
+    def _on_estop(self, request: SetBool.Request, response: SetBool.Response):
+        with self._lock:
+            if request.data:
+                self.motion.estop()
+                response.success, response.message = True, "e-stop latched: parking at neutral"
+                self.get_logger().warning("e-stop latched by service call")
+            elif self.motion.safety.mode is not Mode.ESTOP:
+                response.success, response.message = True, "no e-stop latched"
+            else:
+                response.success = self.motion.clear_estop()
+                response.message = ("e-stop cleared" if response.success else
+                                    "not cleared: the platform is not at rest at neutral yet")
+        return response
+
+
+def main(args: list[str] | None = None) -> int:
+    """Exit 2 on bad parameters, 1 if the platform loop failed, else 0."""
+    nodes: list[BridgeNode] = []
+    code = run(lambda: nodes.append(BridgeNode()) or nodes[0], "bridge", args,
+               done=lambda node: node.failed)
+    return 1 if nodes and nodes[0].failed else code
