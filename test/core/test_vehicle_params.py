@@ -78,4 +78,4 @@ def test_unknown_model_or_integrator_raises_naming_choices():
         make_model("single_track", car, "leapfrog")
     with pytest.raises(ValueError, match="'warp'"):
         simulate("warp", np.zeros(6), np.zeros((1, 6)), car, 0.01, 1)
-    assert set(MODELS) == {"single_track", "kinematic"}
+    assert set(MODELS) == {"single_track", "kinematic", "full14"}

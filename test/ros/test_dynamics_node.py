@@ -47,9 +47,11 @@ def probe(ros_node):
     p.close()
 
 
-def test_throttle_drives_forward_with_consistent_frames_and_stamps(ros_node, probe, start_node):
+@pytest.mark.parametrize("model", ["single_track", "full14"])
+def test_throttle_drives_forward_with_consistent_frames_and_stamps(ros_node, probe, start_node,
+                                                                   model):
     start_node("dynamics_node", params={"real_time_factor": 2.0, "command_timeout_s": 5.0,
-                                        **FAST_STATUS})
+                                        "model": model, **FAST_STATUS})
     ros_node.spin_until(lambda: probe.cmd.get_subscription_count() > 0, what="command match")
     ros_node.spin_until(lambda: len(probe.states) > 5, what="first states")
     probe.send(throttle=0.6)

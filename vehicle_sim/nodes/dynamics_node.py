@@ -18,6 +18,7 @@ from vehicle_sim.core.controls import ControlLimits, twist_to_command, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
+from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
@@ -30,14 +31,25 @@ _MODES = {"realtime": SimStatus.MODE_REALTIME, "fast": SimStatus.MODE_FAST,
           "lockstep": SimStatus.MODE_LOCKSTEP}
 
 
+def forward_gears(vehicle: VehicleParams, model: str) -> int:
+    """Gears a command may select: a manual box of the 14-DOF model has n, an automatic one (and
+    the constant-power gearbox of 004 in the planar models) one drive position."""
+    box = vehicle.drivetrain
+    if model == "full14" and box is not None and box.transmission == "manual":
+        return len(box.gear_ratios)
+    return 1
+
+
 class DynamicsNode(Node):
     def __init__(self) -> None:
         super().__init__("dynamics")
         self.p = declare_and_load(self, DynamicsParams)
         self.vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
         self.model = make_model(self.p.model, self.vehicle, self.p.integrator)
-        # the constant-power automatic gearbox of 004 has one forward drive position
-        self.limits = ControlLimits(self.vehicle.steering.max_road_wheel_angle_rad, max_gear=1)
+        # compile the numba kernels now, not in the first real-time step (full14: seconds)
+        self.model.step(Controls(brake=1.0), self.p.dt_ns * 1e-9)
+        self.limits = ControlLimits(self.vehicle.steering.max_road_wheel_angle_rad,
+                                    max_gear=forward_gears(self.vehicle, self.p.model))
         self.loop = SimLoop(self.model, self.p)
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})

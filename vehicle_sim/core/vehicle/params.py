@@ -2,9 +2,11 @@
 
 Groups (YAML sections) used by the planar models (``kinematic``, ``single_track``): ``chassis``,
 ``tyre``, ``powertrain``, ``brakes``, ``steering``, ``aero`` and the optional numerical group
-``low_speed``. A later 14-DOF model adds its own groups (e.g. ``suspension``, ``magic_formula``,
-``drivetrain``) next to these without renaming them; every physical field is required in the YAML
-(no code default), only the numerical ``low_speed`` settings have defaults.
+``low_speed``. The 14-DOF model (``full14``) also needs ``body``, ``suspension``, ``wheels``,
+``magic_formula`` and ``drivetrain`` (full_params.py; all or none of them, None = not given) and
+has the optional numerical group ``full_numerics``. Every physical field is required in the YAML
+(no code default), only the numerical groups have defaults. (``config.flat_fields`` cannot
+flatten the None-default groups: load vehicles from YAML with ``config.load``/``load_vehicle``.)
 
 ``pack(params)`` flattens what the planar kernels need into one float64 array, once, indexed by
 the ``P_*`` constants below (no long argument lists in the numba kernels).
@@ -18,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from vehicle_sim.core.config import load, spec
+from vehicle_sim.core.vehicle.full_params import (
+    BodyParams, DrivetrainParams, FullNumerics, MagicFormulaParams, SuspensionParams, WheelParams)
 
 # Standard gravity [m/s^2] (3rd CGPM, 1901; also ISO 80000-3).
 GRAVITY_MPS2 = 9.80665
@@ -132,6 +136,33 @@ class VehicleParams:
     steering: SteeringParams = spec()
     aero: AeroParams = spec()
     low_speed: LowSpeedParams = spec(LowSpeedParams())
+    # Groups of the 14-DOF model (full_params.py); None = not given (planar models only).
+    body: BodyParams = spec(None)
+    suspension: SuspensionParams = spec(None)
+    wheels: WheelParams = spec(None)
+    magic_formula: MagicFormulaParams = spec(None)
+    drivetrain: DrivetrainParams = spec(None)
+    full_numerics: FullNumerics = spec(FullNumerics())
+
+    def __post_init__(self) -> None:
+        groups = FULL_MODEL_GROUPS
+        given = [g for g in groups if getattr(self, g) is not None]
+        if given and len(given) != len(groups):
+            missing = [g for g in groups if getattr(self, g) is None]
+            raise ValueError(f"full-model groups are all or nothing: missing {', '.join(missing)}"
+                             f" (given: {', '.join(given)})")
+        if self.wheels is not None:
+            w = self.wheels
+            sprung = self.chassis.mass_kg - 2.0 * (w.front_unsprung_mass_kg
+                                                   + w.rear_unsprung_mass_kg)
+            if sprung <= 0.0:
+                raise ValueError(f"wheels: unsprung masses exceed chassis.mass_kg "
+                                 f"({self.chassis.mass_kg} kg)")
+
+    @property
+    def has_full_model(self) -> bool:
+        """True when every group the 14-DOF model needs is present."""
+        return self.body is not None
 
     def axle_loads_n(self) -> tuple[float, float]:
         """Static vertical loads (front, rear) [N] on level ground: m g b / L, m g a / L."""
@@ -151,6 +182,9 @@ class VehicleParams:
         c = self.chassis
         cf, cr = self.cornering_stiffness_npr()
         return c.mass_kg / c.wheelbase_m * (c.cg_to_rear_axle_m / cf - c.cg_to_front_axle_m / cr)
+
+
+FULL_MODEL_GROUPS = ("body", "suspension", "wheels", "magic_formula", "drivetrain")
 
 
 def load_vehicle(path: str | Path) -> VehicleParams:
