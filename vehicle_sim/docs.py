@@ -9,10 +9,12 @@ from vehicle_sim.core.config import describe
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.run_summary import MonitorParams
+from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
 from vehicle_sim.graph import LAUNCH_ARGS
 from vehicle_sim.recording import RecorderParams
 
-NODE_PARAMS = {"dynamics": DynamicsParams, "bridge": BridgeNodeParams,
+NODE_PARAMS = {"dynamics": DynamicsParams, "imu": ImuNodeParams, "gps": GpsNodeParams,
+               "bridge": BridgeNodeParams,
                "sim_monitor": MonitorParams, "recorder": RecorderParams}
 BEGIN, END = "<!-- params:begin -->", "<!-- params:end -->"
 ARGS_BEGIN, ARGS_END = "<!-- args:begin -->", "<!-- args:end -->"

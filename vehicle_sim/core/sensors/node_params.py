@@ -1,0 +1,65 @@
+"""Parameters of the imu and gps nodes (one source of truth for names, types, defaults, bounds).
+
+The error model itself lives in the preset file (``config/sensors/*.yaml``, ImuParams /
+GnssParams); these dataclasses only choose the preset and wire the node. ``rate_hz`` overrides the
+preset's rate and is validated against the preset's own bounds when the preset is loaded
+(:func:`load_preset`), so the bounds are stated once (in params.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from vehicle_sim.core.config import build, load_yaml, spec
+from vehicle_sim.core.sensors.params import GeoOrigin
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ImuNodeParams:
+    """imu_node: sensor_msgs/Imu from vehicle/state_raw through core.sensors.ImuModel."""
+
+    preset_file: str = spec("sensors/imu_adis16448.yaml",
+                            doc="ImuParams preset, absolute or relative to the config dir")
+    seed: int = spec(0, ge=0, doc="seed of the noise and drawn-at-start errors")
+    rate_hz: float = spec(0.0, unit="Hz", ge=0.0, doc="output rate in sim time; 0 = the preset's")
+    frame_id: str = spec("imu_link", doc="sensor frame (header.frame_id, static TF child)")
+    base_frame: str = spec("base_link", doc="vehicle body frame at the CG (static TF parent)")
+    state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
+    imu_topic: str = spec("imu/data", doc="sensor_msgs/Imu output")
+    fault_target: str = spec("imu", doc="FaultCommand.target this node answers")
+
+
+@dataclass(frozen=True)
+class GpsNodeParams:
+    """gps_node: sensor_msgs/NavSatFix (+ ENU velocity) through core.sensors.GnssModel."""
+
+    preset_file: str = spec("sensors/gnss_consumer.yaml",
+                            doc="GnssParams preset, absolute or relative to the config dir")
+    seed: int = spec(0, ge=0, doc="seed of the position/velocity errors")
+    rate_hz: float = spec(0.0, unit="Hz", ge=0.0, doc="fix rate in sim time; 0 = the preset's")
+    zones_file: str = spec("", doc="GnssZones file (buildings, outages; relative to the config "
+                           "dir), '' = open sky")
+    origin_override: bool = spec(False, doc="use origin.* instead of the preset's ENU origin")
+    origin: GeoOrigin = GeoOrigin()
+    frame_id: str = spec("gnss_link", doc="antenna frame (header.frame_id, static TF child)")
+    base_frame: str = spec("base_link", doc="vehicle body frame at the CG (static TF parent)")
+    state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
+    fix_topic: str = spec("gnss/fix", doc="sensor_msgs/NavSatFix output")
+    velocity_topic: str = spec("gnss/velocity", doc="TwistWithCovarianceStamped (ENU) output, "
+                               "'' = off; needs velocity_enabled in the preset")
+    fault_target: str = spec("gps", doc="FaultCommand.target this node answers")
+
+
+def load_preset(cls: type[T], path: str | Path, **overrides: Any) -> T:
+    """Load the preset ``cls`` from ``path`` with top-level ``overrides`` applied before
+    validation (so an override out of the preset's bounds raises ConfigError naming the file and
+    key). An override of None or 0.0 for ``rate_hz`` keeps the preset's value."""
+    data = load_yaml(path)
+    for key, value in overrides.items():
+        if value is None or (key == "rate_hz" and value == 0.0):
+            continue
+        data[key] = value
+    return build(cls, data, source=str(path))

@@ -1,0 +1,142 @@
+"""GPS node: sensor_msgs/NavSatFix on ``gnss/fix`` (+ ENU velocity) from the raw vehicle state.
+
+Thin: the receiver model is ``core.sensors.GnssModel`` (preset ``config/sensors/gnss_*.yaml``,
+optional GnssZones file with building footprints and outage polygons in the local ENU frame =
+odom), the input/fault plumbing is ``sensor_common.SensorNode``. Fixes are sampled at the preset
+rate in sim time and published once the sim time passes their release time (preset
+``latency_s``); header stamp = sim time of the measured state.
+
+Frames: ``gnss_link`` is the antenna, fixed to ``base_link`` (origin at the CG, REP-103 axes) at
+the preset's ``antenna_lever_arm_m`` [m], no rotation. The static transform base_link ->
+gnss_link goes to ``/tf_static`` when tf2_msgs is installed; otherwise it is logged once.
+The ENU origin of odom is the preset's ``origin`` (or ``origin.*`` with ``origin_override``).
+
+NavSatFix: WGS-84 degrees, altitude above the ellipsoid, service GPS; with a fix, status
+STATUS_FIX and ENU position covariance with COVARIANCE_TYPE_DIAGONAL_KNOWN; inside an outage zone
+or under the NO_FIX fault, STATUS_NO_FIX, NaN position and COVARIANCE_TYPE_UNKNOWN.
+Velocity (TwistWithCovarianceStamped, frame_id gnss_link, values in ENU axes as
+ublox_gps does): linear covariance from the model, covariance[21] (angular) = -1.
+QoS: fixes at ~10 Hz use qos.STATE (reliable keep-last 10): cheap at this rate, and matched by
+both reliable (RViz, rosbag, default QoS) and best-effort (SensorDataQoS) subscribers.
+Faults (target ``gps``): FREEZE, DROPOUT, NOISE_SCALE (value), POSITION_JUMP (vector, ENU m),
+NO_FIX, CLEAR.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from geometry_msgs.msg import TwistWithCovarianceStamped
+from sensor_msgs.msg import NavSatFix, NavSatStatus
+
+from vehicle_sim.core.config import load
+from vehicle_sim.core.sensors import STATUS_FIX, GnssFix, GnssModel, GnssZones
+from vehicle_sim.core.sensors.node_params import GpsNodeParams, load_preset
+from vehicle_sim.core.sensors.params import GnssParams
+from vehicle_sim.msg import FaultCommand
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.conversions import stamp
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.sensor_common import (ActiveFault, SensorNode, StateView, not_applicable,
+                                             sensor_rng)
+from vehicle_sim.paths import config_path
+
+ACCEPTED = (FaultCommand.FREEZE, FaultCommand.DROPOUT, FaultCommand.NOISE_SCALE,
+            FaultCommand.POSITION_JUMP, FaultCommand.NO_FIX)
+_STREAM_ID = 2  # seed stream of the GNSS (the imu node uses 1)
+
+
+class GpsNode(SensorNode):
+    params_cls = GpsNodeParams
+
+    def __init__(self) -> None:
+        super().__init__("gps")
+        mp = self.model.params
+        self.pub_fix = self.create_publisher(NavSatFix, self.p.fix_topic, qos.STATE)
+        self.pub_vel = None
+        if self.p.velocity_topic and mp.velocity_enabled:
+            self.pub_vel = self.create_publisher(TwistWithCovarianceStamped,
+                                                 self.p.velocity_topic, qos.STATE)
+        self.publish_static_tf(mp.antenna_lever_arm_m, (0.0, 0.0, 0.0))
+        o = mp.origin
+        self.get_logger().info(
+            f"GNSS {self.p.preset_file} at {mp.rate_hz:g} Hz (sim time), seed {self.p.seed}, "
+            f"origin {o.latitude_deg:.7f}, {o.longitude_deg:.7f}, {o.altitude_m:.2f} m, zones "
+            f"{self.p.zones_file or 'none'}, velocity "
+            f"{self.p.velocity_topic if self.pub_vel else 'off'}")
+
+    def make_model(self) -> GnssModel:
+        origin = dataclasses.asdict(self.p.origin) if self.p.origin_override else None
+        params = load_preset(GnssParams, config_path(self.p.preset_file), rate_hz=self.p.rate_hz,
+                             origin=origin)
+        zones = load(GnssZones, config_path(self.p.zones_file)) if self.p.zones_file else None
+        return GnssModel(params, sensor_rng(self.p.seed, _STREAM_ID), zones)
+
+    def sample(self, t_ns: int, state: StateView) -> None:
+        for fix in self.model.update(t_ns * 1e-9, state):
+            t_fix = stamp(round(fix.stamp_s * 1e9))
+            self.pub_fix.publish(self._navsatfix(fix, t_fix))
+            if self.pub_vel is not None and fix.velocity_enu_mps is not None:
+                self.pub_vel.publish(self._velocity(fix, t_fix))
+
+    def _navsatfix(self, fix: GnssFix, t_fix) -> NavSatFix:
+        msg = NavSatFix(latitude=fix.latitude_deg, longitude=fix.longitude_deg,
+                        altitude=fix.altitude_m)
+        msg.header.stamp, msg.header.frame_id = t_fix, self.p.frame_id
+        msg.status.service = NavSatStatus.SERVICE_GPS
+        msg.status.status = (NavSatStatus.STATUS_FIX if fix.status == STATUS_FIX
+                             else NavSatStatus.STATUS_NO_FIX)
+        if fix.covariance_known:
+            msg.position_covariance = np.asarray(fix.position_cov_enu_m2, dtype=float).ravel()
+            msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+        else:
+            msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+        return msg
+
+    def _velocity(self, fix: GnssFix, t_fix) -> TwistWithCovarianceStamped:
+        msg = TwistWithCovarianceStamped()
+        msg.header.stamp, msg.header.frame_id = t_fix, self.p.frame_id
+        v = fix.velocity_enu_mps
+        msg.twist.twist.linear.x, msg.twist.twist.linear.y, msg.twist.twist.linear.z = \
+            float(v[0]), float(v[1]), float(v[2])
+        cov = np.zeros((6, 6))
+        cov[:3, :3] = fix.velocity_cov_enu_m2ps2
+        cov[3, 3] = -1.0  # angular rate not measured (ublox_gps: 'angular rate unsupported')
+        msg.twist.covariance = cov.ravel()
+        return msg
+
+    def check_fault(self, cmd: FaultCommand) -> str | None:
+        if cmd.fault not in ACCEPTED:
+            return not_applicable("gps", ACCEPTED)
+        if cmd.channel:
+            return f"takes no channel, got {cmd.channel!r}"
+        if cmd.fault == FaultCommand.NOISE_SCALE and not (math.isfinite(cmd.value)
+                                                          and cmd.value >= 0.0):
+            return f"noise scale must be finite and >= 0, got {cmd.value}"
+        v = cmd.vector
+        if cmd.fault == FaultCommand.POSITION_JUMP and not all(map(math.isfinite,
+                                                                   (v.x, v.y, v.z))):
+            return f"vector must be finite, got ({v.x}, {v.y}, {v.z})"
+        return None
+
+    def apply_faults(self, active: list[ActiveFault]) -> None:
+        """Sum of the position jumps, product of the noise scales, any freeze/dropout/no-fix."""
+        jump = np.zeros(3)
+        scale = 1.0
+        for f in active:
+            if f.fault == FaultCommand.POSITION_JUMP:
+                jump += f.vector
+            elif f.fault == FaultCommand.NOISE_SCALE:
+                scale *= f.value
+        faults = self.model.faults
+        faults.set_position_jump(jump)
+        faults.set_noise_scale(scale)
+        kinds = {f.fault for f in active}
+        faults.freeze = FaultCommand.FREEZE in kinds
+        faults.dropout = FaultCommand.DROPOUT in kinds
+        faults.no_fix = FaultCommand.NO_FIX in kinds
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(GpsNode, "gps", args)

@@ -1,0 +1,254 @@
+"""What the imu and gps nodes share: the VehicleState input, fault commands, the static TF.
+
+``SensorNode`` subscribes the raw vehicle state and feeds ``sample(t_ns, state)`` with the
+state's own simulation time (header stamp), so sensor timing follows simulation time, not wall
+time. A state with a non-finite field is skipped (rate-limited warning); a stamp earlier than the
+previous one means the simulation restarted: the model is rebuilt from its seed. Fault commands
+whose target is ``fault_target`` are kept in a :class:`FaultBook` (one entry per command id,
+expiring after ``duration`` sim seconds; a command reusing an active id replaces that fault) and
+answered on ``faults/status``: ACTIVE, CLEARED (by CLEAR or when the duration elapsed) or REJECTED
+with the reason. Concurrent faults combine: offsets add, noise scales multiply.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from vehicle_sim.msg import FaultCommand, FaultStatus, VehicleState
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, stamp, to_ns
+from vehicle_sim.nodes.params import declare_and_load
+
+FAULT_NAMES = {getattr(FaultCommand, n): n for n in dir(FaultCommand)
+               if n.isupper() and isinstance(getattr(FaultCommand, n), int)}
+# reliable + volatile: matches both qos.EVENT (transient-local) and qos.COMMAND publishers; a
+# restarted sensor starts without faults, like a power-cycled one.
+FAULT_COMMAND_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                               durability=DurabilityPolicy.VOLATILE)
+
+# qos.STREAM (best-effort, volatile: matches the same publishers) with a deeper reader queue: a
+# burst of states after a late physics step or a descheduled sensor process is modelled from
+# every state instead of the newest only; 50 states = 50 ms at 1 kHz, so never stale for long.
+STATE_INPUT_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
+                             durability=DurabilityPolicy.VOLATILE)
+
+
+class StateView:
+    """A core KinematicState read lazily from a VehicleState (converted only when sampled)."""
+
+    __slots__ = ("_m",)
+
+    def __init__(self, msg: VehicleState):
+        self._m = msg
+
+    @property
+    def position_m(self) -> np.ndarray:
+        p = self._m.pose.position
+        return np.array([p.x, p.y, p.z])
+
+    @property
+    def rpy_rad(self) -> np.ndarray:
+        return np.array(rpy_from_quaternion(self._m.pose.orientation))
+
+    @property
+    def velocity_mps(self) -> np.ndarray:
+        return _vec(self._m.twist.linear)
+
+    @property
+    def angular_velocity_radps(self) -> np.ndarray:
+        return _vec(self._m.twist.angular)
+
+    @property
+    def acceleration_mps2(self) -> np.ndarray:
+        return _vec(self._m.linear_acceleration)
+
+    @property
+    def angular_acceleration_radps2(self) -> np.ndarray:
+        return _vec(self._m.angular_acceleration)
+
+
+def _vec(v) -> np.ndarray:
+    return np.array([v.x, v.y, v.z])
+
+
+def first_non_finite(msg: VehicleState) -> str | None:
+    """Name of the first non-finite field the sensors read, or None."""
+    p, q, t = msg.pose.position, msg.pose.orientation, msg.twist
+    groups = (("pose.position", (p.x, p.y, p.z)), ("pose.orientation", (q.x, q.y, q.z, q.w)),
+              ("twist.linear", (t.linear.x, t.linear.y, t.linear.z)),
+              ("twist.angular", (t.angular.x, t.angular.y, t.angular.z)),
+              ("linear_acceleration", _tuple(msg.linear_acceleration)),
+              ("angular_acceleration", _tuple(msg.angular_acceleration)))
+    for name, values in groups:
+        if not all(map(math.isfinite, values)):
+            return name
+    return None
+
+
+def _tuple(v) -> tuple[float, float, float]:
+    return v.x, v.y, v.z
+
+
+@dataclass
+class ActiveFault:
+    id: int
+    fault: int
+    channel: str
+    value: float
+    vector: tuple[float, float, float]
+    until_s: float  # sim time it expires [s]; inf = until cleared
+
+
+Change = tuple[int, int, int, str]  # (id, fault, FaultStatus state, message)
+
+
+class FaultBook:
+    """Active faults of one sensor. ``check(cmd)`` returns a rejection reason or None."""
+
+    def __init__(self, target: str, check: Callable[[FaultCommand], str | None]):
+        self.target, self._check = target, check
+        self.active: dict[int, ActiveFault] = {}
+
+    def command(self, cmd: FaultCommand, now_s: float) -> list[Change]:
+        name = FAULT_NAMES.get(cmd.fault, f"fault {cmd.fault}")
+        if cmd.fault == FaultCommand.CLEAR:
+            return self._clear(cmd.id)
+        problem = self._check(cmd)
+        if problem is None and not (math.isfinite(cmd.duration) and cmd.duration >= 0.0):
+            problem = f"duration must be finite and >= 0 s, got {cmd.duration}"
+        if problem is not None:
+            return [(cmd.id, cmd.fault, FaultStatus.STATE_REJECTED, f"{name}: {problem}")]
+        until = now_s + cmd.duration if cmd.duration > 0.0 else math.inf
+        v = cmd.vector
+        self.active[cmd.id] = ActiveFault(cmd.id, cmd.fault, cmd.channel, cmd.value,
+                                          (v.x, v.y, v.z), until)
+        left = "until cleared" if math.isinf(until) else f"until t={until:.3f} s"
+        return [(cmd.id, cmd.fault, FaultStatus.STATE_ACTIVE, f"{name} active {left}")]
+
+    def expire(self, now_s: float) -> list[Change]:
+        done = [f for f in self.active.values() if now_s >= f.until_s - 1e-9]
+        for f in done:
+            del self.active[f.id]
+        return [(f.id, f.fault, FaultStatus.STATE_CLEARED, "duration elapsed") for f in done]
+
+    def _clear(self, fault_id: int) -> list[Change]:
+        if fault_id == 0:
+            gone, self.active = list(self.active.values()), {}
+        elif fault_id in self.active:
+            gone = [self.active.pop(fault_id)]
+        else:
+            return [(fault_id, FaultCommand.CLEAR, FaultStatus.STATE_REJECTED,
+                     f"CLEAR: no active {self.target} fault with id {fault_id}")]
+        if not gone:
+            return [(0, FaultCommand.CLEAR, FaultStatus.STATE_CLEARED, "no active fault")]
+        return [(f.id, f.fault, FaultStatus.STATE_CLEARED, "cleared") for f in gone]
+
+
+def not_applicable(target: str, accepted: tuple[int, ...]) -> str:
+    names = ", ".join(FAULT_NAMES[a] for a in accepted)
+    return f"not applicable to {target} (accepted: {names}, CLEAR)"
+
+
+class SensorNode(Node):
+    """Base of the sensor nodes. Subclasses set ``params_cls`` and implement ``make_model()``,
+    ``sample(t_ns, state)``, ``check_fault(cmd)`` and ``apply_faults(active)``."""
+
+    params_cls: type
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.p = declare_and_load(self, self.params_cls)
+        self.model = self.make_model()
+        self.t_s: float | None = None  # sim time of the last accepted state
+        self.skipped = 0
+        self.book = FaultBook(self.p.fault_target, self.check_fault)
+        self.pub_status = self.create_publisher(FaultStatus, "faults/status", qos.EVENT)
+        self.create_subscription(FaultCommand, "faults/command", self._on_fault,
+                                 FAULT_COMMAND_QOS)
+        self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
+                                 STATE_INPUT_QOS)
+
+    def _on_state(self, msg: VehicleState) -> None:
+        bad = first_non_finite(msg)
+        if bad is not None:
+            self.skipped += 1
+            self.get_logger().warning(f"skipping vehicle state with non-finite {bad} "
+                                      f"({self.skipped} skipped so far)",
+                                      throttle_duration_sec=1.0)
+            return
+        t_ns = to_ns(msg.header.stamp)
+        t_s = t_ns * 1e-9
+        if self.t_s is not None and t_s < self.t_s:
+            self.get_logger().warning(f"sim time went back from {self.t_s:.3f} to {t_s:.3f} s: "
+                                      "simulation restarted, sensor model re-seeded")
+            self.model = self.make_model()
+            self.apply_faults(list(self.book.active.values()))
+        self.t_s = t_s
+        if self.book.active:
+            self._report(self.book.expire(t_s))
+        self.sample(t_ns, StateView(msg))
+
+    def _on_fault(self, cmd: FaultCommand) -> None:
+        if cmd.target != self.p.fault_target:
+            return
+        self._report(self.book.command(cmd, self.t_s or 0.0))
+
+    def _report(self, changes: list[Change]) -> None:
+        if not changes:
+            return
+        self.apply_faults(list(self.book.active.values()))
+        t_ns = round((self.t_s or 0.0) * 1e9)
+        for fault_id, fault, state, message in changes:
+            out = FaultStatus(id=fault_id, target=self.p.fault_target, fault=fault, state=state,
+                              message=message)
+            out.header.stamp = stamp(t_ns)
+            self.pub_status.publish(out)
+            # separate call sites: rclpy refuses a severity change at one call site
+            if state == FaultStatus.STATE_REJECTED:
+                self.get_logger().warning(f"fault id {fault_id} rejected: {message}")
+            else:
+                self.get_logger().info(f"fault id {fault_id}: {message}")
+
+    def publish_static_tf(self, xyz: tuple[float, float, float],
+                          rpy: tuple[float, float, float]) -> None:
+        """base_frame -> frame_id on /tf_static when tf2_msgs is installed, else one info line."""
+        child, parent = self.p.frame_id, self.p.base_frame
+        try:
+            from geometry_msgs.msg import TransformStamped
+            from tf2_msgs.msg import TFMessage
+        except ImportError:
+            self.get_logger().info(
+                f"tf2_msgs not installed: static transform {parent} -> {child} not published "
+                f"(translation {tuple(xyz)} m, rpy {tuple(rpy)} rad; see the node docstring)")
+            return
+        tf = TransformStamped(child_frame_id=child)
+        tf.header.frame_id = parent
+        tf.header.stamp = self.get_clock().now().to_msg()
+        tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = \
+            (float(c) for c in xyz)
+        tf.transform.rotation = quaternion_from_rpy(*(float(a) for a in rpy))
+        self._tf_pub = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
+        self._tf_pub.publish(TFMessage(transforms=[tf]))
+
+    # ---- subclass hooks ------------------------------------------------------------------
+    def make_model(self):
+        raise NotImplementedError
+
+    def sample(self, t_ns: int, state: StateView) -> None:
+        raise NotImplementedError
+
+    def check_fault(self, cmd: FaultCommand) -> str | None:
+        raise NotImplementedError
+
+    def apply_faults(self, active: list[ActiveFault]) -> None:
+        raise NotImplementedError
+
+
+def sensor_rng(seed: int, stream: int) -> np.random.Generator:
+    """Independent generator per sensor for one scenario seed (imu and gps share `seed`)."""
+    return np.random.default_rng(np.random.SeedSequence([seed, stream]))
