@@ -16,18 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from vehicle_sim.core.motion.params import CueingParams
-
-
-def rotation_rpy(roll_rad: float, pitch_rad: float, yaw_rad: float) -> np.ndarray:
-    """R = Rz(yaw) Ry(pitch) Rx(roll): body -> world (REP-103 fixed-axis roll-pitch-yaw)."""
-    cr, sr = np.cos(roll_rad), np.sin(roll_rad)
-    cp, sp = np.cos(pitch_rad), np.sin(pitch_rad)
-    cy, sy = np.cos(yaw_rad), np.sin(yaw_rad)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
+from vehicle_sim.core.rotations import rpy_to_matrix
 
 
 def head_cues(params: CueingParams, accel_cg_mps2: np.ndarray, omega_radps: np.ndarray,
@@ -42,6 +31,6 @@ def head_cues(params: CueingParams, accel_cg_mps2: np.ndarray, omega_radps: np.n
     w = np.asarray(omega_radps, dtype=float)
     a_head = (np.asarray(accel_cg_mps2, dtype=float) + np.cross(alpha_radps2, r)
               + np.cross(w, np.cross(w, r)))
-    rot = rotation_rpy(float(rpy_rad[0]), float(rpy_rad[1]), 0.0)
+    rot = rpy_to_matrix(float(rpy_rad[0]), float(rpy_rad[1]), 0.0)
     f_head = a_head + rot.T @ np.array([0.0, 0.0, params.gravity_mps2])
     return f_head, w.copy()

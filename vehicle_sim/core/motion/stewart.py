@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vehicle_sim.core.motion.cueing import rotation_rpy
 from vehicle_sim.core.motion.params import StewartParams, VerticalRigParams
+from vehicle_sim.core.rotations import rpy_to_matrix
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class StewartPlatform:
         self._dir0 = legs0 / np.linalg.norm(legs0, axis=1, keepdims=True)
 
     def _legs(self, pose: np.ndarray) -> np.ndarray:
-        rot = rotation_rpy(pose[3], pose[4], pose[5])
+        rot = rpy_to_matrix(pose[3], pose[4], pose[5])
         return pose[:3] + self.home + self.plat @ rot.T - self.base
 
     def lengths(self, pose: np.ndarray) -> np.ndarray:
@@ -58,7 +58,7 @@ class StewartPlatform:
         legs = self._legs(pose)
         lengths = np.linalg.norm(legs, axis=1)
         unit = legs / lengths[:, None]
-        rot = rotation_rpy(pose[3], pose[4], pose[5])
+        rot = rpy_to_matrix(pose[3], pose[4], pose[5])
         cos_b = np.clip(np.sum(unit * self._dir0, axis=1), -1.0, 1.0)
         cos_p = np.clip(np.sum((unit @ rot) * self._dir0, axis=1), -1.0, 1.0)
         angles = np.stack([np.arccos(cos_b), np.arccos(cos_p)], axis=1)

@@ -14,6 +14,8 @@ from typing import Protocol
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
+from vehicle_sim.core.rotations import rpy_to_matrix  # noqa: F401 (re-exported)
+
 
 class KinematicState(Protocol):
     """What the sensor models read (arrays of 3 floats, SI units)."""
@@ -69,18 +71,6 @@ def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a0, a1, a2 = a.tolist()
     b0, b1, b2 = b.tolist()
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-
-
-def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    """Rotation matrix Rz(yaw) Ry(pitch) Rx(roll) (3, 3): child axes expressed in the parent."""
-    cr, sr = math.cos(roll), math.sin(roll)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
 
 
 def rotation_vector_to_matrix(v: np.ndarray) -> np.ndarray:
