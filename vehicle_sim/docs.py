@@ -6,7 +6,9 @@ checks that it is current, so the README cannot drift from the code.
 from __future__ import annotations
 
 from vehicle_sim.core.config import describe
+from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.run_summary import MonitorParams
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
@@ -14,7 +16,8 @@ from vehicle_sim.graph import LAUNCH_ARGS
 from vehicle_sim.recording import RecorderParams
 
 NODE_PARAMS = {"dynamics": DynamicsParams, "imu": ImuNodeParams, "gps": GpsNodeParams,
-               "bridge": BridgeNodeParams,
+               "bridge": BridgeNodeParams, "ego_driver": EgoDriverParams,
+               "accident": AccidentParams,
                "sim_monitor": MonitorParams, "recorder": RecorderParams}
 BEGIN, END = "<!-- params:begin -->", "<!-- params:end -->"
 ARGS_BEGIN, ARGS_END = "<!-- args:begin -->", "<!-- args:end -->"

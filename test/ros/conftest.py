@@ -47,10 +47,12 @@ class NodeProcess:
     """A node executable started as a real process, stopped with SIGINT like ros2 launch does."""
 
     def __init__(self, executable: str, params: dict | None = None, params_file: str = "",
-                 name: str = ""):
+                 name: str = "", remappings: tuple = ()):
         cmd = [bin_path(executable), "--ros-args"]
         if name:
             cmd += ["-r", f"__node:={name}"]
+        for remap in remappings:  # "from:=to"
+            cmd += ["-r", remap]
         if params_file:
             cmd += ["--params-file", params_file]
         for key, value in (params or {}).items():

@@ -1,0 +1,196 @@
+"""The ego autopilot (004 driver laws) driving the single-track vehicle model over urban_grid."""
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vehicle_sim.core.ego.autopilot import Autopilot
+from vehicle_sim.core.ego.params import EgoDriverParams
+from vehicle_sim.core.ego.route import Route
+from vehicle_sim.core.traffic.lights import GREEN, RED, LightController
+from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.core.traffic.network import (
+    K_LIGHT,
+    L_LEN,
+    L_NSIG,
+    L_SIG0,
+    L_SPEED,
+    S_KIND,
+    S_LIGHT,
+    S_S,
+    Network,
+)
+from vehicle_sim.core.traffic.params import LightParams
+from vehicle_sim.core.vehicle.factory import make_model
+from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.params import load_vehicle
+
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+PHYSICS_DT_S = 0.002  # 500 Hz physics, 50 Hz control (every 10th step)
+CONTROL_EVERY = 10
+START = (10.0, -1.75, 0.0)  # 1 m into lane h0_0_f0 (starts at x = 9, y = -1.75, heading east)
+
+
+@pytest.fixture(scope="module")
+def network():
+    return Network(load_map(CONFIG / "maps" / "urban_grid.yaml"))
+
+
+@pytest.fixture(scope="module")
+def vehicle():
+    return load_vehicle(CONFIG / "vehicles" / "medium_car.yaml")
+
+
+def drive(network, vehicle, t_end_s, start=START, lights=None, agents=None, params=None):
+    """Closed loop; returns per control step rows t, x, y, u, lane, s, lateral, reference."""
+    ap = Autopilot(network, vehicle, params or EgoDriverParams())
+    model = make_model("single_track", vehicle, "rk4")
+    model.reset(*start)
+    if agents is not None:
+        ap.set_agents(agents)
+    log, cmd = [], None
+    for k in range(round(t_end_s / PHYSICS_DT_S)):
+        t = k * PHYSICS_DT_S
+        if k % CONTROL_EVERY == 0:
+            snap = model.snapshot()
+            x, y, yaw = snap.position_m[0], snap.position_m[1], snap.rpy_rad[2]
+            u = snap.velocity_mps[0]
+            if lights is not None:
+                ap.set_lights(lights(t, x, y, yaw))
+            cmd = ap.update(t, x, y, yaw, u)
+            log.append((t, x, y, u, ap.route.lane, cmd.s_m, cmd.lateral_m, cmd.reference))
+        model.step(Controls(steer_rad=cmd.steer_rad, throttle=cmd.throttle, brake=cmd.brake,
+                            gear=cmd.gear), PHYSICS_DT_S)
+    return ap, log
+
+
+def light_stop_lines(network, lane):
+    """(s of the stop line [m], light name) of the lights on a lane."""
+    net = network.net
+    k0 = net.lane_i[lane, L_SIG0]
+    return [(net.sig_f[k, S_S], network.light_names[int(net.sig_f[k, S_LIGHT])])
+            for k in range(k0, k0 + net.lane_i[lane, L_NSIG]) if net.sig_f[k, S_KIND] == K_LIGHT]
+
+
+def test_drives_the_city_for_120_s_on_its_lane_within_limits_and_stops_at_red(network, vehicle):
+    ctl = LightController(network, LightParams())
+    states_now = {}
+
+    def lights(t, x, y, yaw):
+        ctl.select_master(x, y, yaw)
+        states_now.clear()
+        states_now.update(zip(network.light_names, ctl.states(t).tolist()))
+        return dict(states_now)
+
+    ap = Autopilot(network, vehicle, EgoDriverParams())
+    half = 0.5 * vehicle.chassis.length_m
+    model = make_model("single_track", vehicle, "rk4")
+    model.reset(*START)
+    travelled, prev, red_stops, cmd = 0.0, None, 0, None
+    worst_lat, worst_over = 0.0, -math.inf
+    for k in range(round(120.0 / PHYSICS_DT_S)):
+        t = k * PHYSICS_DT_S
+        if k % CONTROL_EVERY == 0:
+            snap = model.snapshot()
+            x, y, yaw, u = (snap.position_m[0], snap.position_m[1], snap.rpy_rad[2],
+                            snap.velocity_mps[0])
+            ap.set_lights(lights(t, x, y, yaw))
+            cmd = ap.update(t, x, y, yaw, u)
+            lane = ap.route.lane
+            if ":" not in network.lane_names[lane]:  # street lanes are straight in urban_grid
+                worst_lat = max(worst_lat, abs(cmd.lateral_m))
+            worst_over = max(worst_over, u - network.net.lane_f[lane, L_SPEED])
+            for s_line, name in light_stop_lines(network, lane):
+                bumper = cmd.s_m + half
+                if prev is not None and prev[0] == lane and prev[1] < s_line <= bumper:
+                    assert states_now[name] != RED, f"ran the red light {name} at t={t:.2f} s"
+                if states_now[name] == RED and u < 0.05 and 0.0 < s_line - bumper < 3.0:
+                    red_stops += 1
+            if prev is not None:
+                travelled += math.hypot(x - prev[2], y - prev[3])
+            prev = (lane, cmd.s_m + half, x, y)
+        model.step(Controls(steer_rad=cmd.steer_rad, throttle=cmd.throttle, brake=cmd.brake,
+                            gear=cmd.gear), PHYSICS_DT_S)
+    assert worst_lat < 1.0  # m from the lane centre on the straight street lanes
+    assert worst_over < 1.0  # m/s above the lane speed limit
+    assert travelled > 400.0  # it drove through the city (13.9 m/s limit, lights, stops)
+    assert red_stops > 0  # it waited at a red light at least once, just before the line
+    assert ap.route.first > 4  # passed several lanes and junctions
+
+
+def test_stops_before_a_red_light_and_goes_on_green(network, vehicle):
+    lane = network.lane_index("h1_0_f0")  # runs east from (9, 98.25) to a lit junction
+    (s_line, _), = light_stop_lines(network, lane)
+    x_line = 9.0 + s_line
+
+    def lights(t, x, y, yaw):
+        return {n: (RED if t < 40.0 else GREEN) for n in network.light_names}
+
+    _, log = drive(network, vehicle, 55.0, start=(10.0, 98.25, 0.0), lights=lights)
+    half = 0.5 * vehicle.chassis.length_m
+    t = np.array([r[0] for r in log])
+    x = np.array([r[1] for r in log])
+    u = np.array([r[3] for r in log])
+    waiting = (t > 30.0) & (t < 40.0)
+    assert np.all(u[waiting] < 0.05)  # stopped
+    gap = x_line - (x[waiting] + half)  # front bumper before the stop line [m]
+    assert np.all(gap > 0.0) and np.all(gap < 2.5)  # stop_margin_m 1.0 + creep tolerance
+    assert np.all(x[t < 40.0] + half < x_line)  # never past the line while red
+    assert x[-1] + half > x_line + 10.0  # went on after green
+
+
+def test_starts_off_the_lane_at_the_origin_and_joins_it(network, vehicle):
+    _, log = drive(network, vehicle, 15.0, start=(0.0, 0.0, 0.0))
+    assert network.lane_names[log[0][4]] == "h0_0_f0"  # nearest lane heading east
+    late = [r for r in log if r[0] > 10.0]
+    assert all(abs(r[6]) < 0.3 for r in late)  # on the centre line after 10 s
+    assert late[-1][1] > 40.0
+
+
+def test_follows_a_stopped_car_and_stops_behind_it(network, vehicle):
+    length, width = 4.5, 1.8
+    x_agent = 70.0
+    agents = np.array([[x_agent, -1.75, 0.0, 0.0, length, width],  # stopped in our lane
+                       [40.0, 1.75, math.pi, 0.0, length, width]])  # in the opposite lane
+    _, log = drive(network, vehicle, 30.0, agents=agents)
+    half = 0.5 * vehicle.chassis.length_m
+    gaps = np.array([x_agent - 0.5 * length - (r[1] + half) for r in log])
+    assert gaps.min() > 0.5  # never touched it
+    assert gaps[-1] < EgoDriverParams().min_gap_m + 2.0  # IDM s0 = 2 m, stopped close
+    assert abs(log[-1][3]) < 0.05
+    assert log[-1][7] == "leader"
+
+
+def test_route_follows_the_exit_probabilities_with_its_seed(network):
+    lane = network.lane_index("h0_0_f0")
+    routes = [Route(network, lane, np.random.default_rng(seed), 3000.0).lanes
+              for seed in (1, 1, 2, 3, 4)]
+    assert routes[0] == routes[1]
+    assert len({tuple(r) for r in routes}) > 2
+    net = network.net
+    for r in routes:
+        for a, b in itertools.pairwise(r):  # each step is a successor of the map
+            k0, n = net.lane_i[a, 4], net.lane_i[a, 5]  # L_SUCC0, L_NSUCC
+            assert b in net.succ[k0:k0 + n].tolist()
+        assert sum(net.lane_f[ln, L_LEN] for ln in r) >= 3000.0
+
+
+def test_a_reset_of_the_vehicle_restarts_the_route(network, vehicle):
+    ap = Autopilot(network, vehicle, EgoDriverParams())
+    for k in range(5):
+        ap.update(0.02 * k, 40.0 + 0.2 * k, -1.75, 0.0, 10.0)
+    assert network.lane_names[ap.route.lane] == "h0_0_f0"
+    cmd = ap.update(0.0, 201.75, 150.0, math.pi / 2, 0.0)  # back to t = 0, another pose
+    assert cmd.lane == "v2_1_f0" and abs(cmd.lateral_m) < 1e-6  # north-bound lane at x = 201.75
+
+
+def test_bad_inputs_are_refused(network, vehicle):
+    ap = Autopilot(network, vehicle, EgoDriverParams())
+    with pytest.raises(ValueError, match="non-finite"):
+        ap.update(0.0, math.nan, 0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="no lane within"):
+        ap.update(0.0, 5000.0, 5000.0, 0.0, 0.0)

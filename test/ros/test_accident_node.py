@@ -1,0 +1,103 @@
+"""The accident node as a real process: a synthetic ego state and agent array that overlap give
+exactly one AccidentEvent with paper 002's parts and the simulation time of first contact."""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficAgentArray, VehicleState
+
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.paths import config_path
+
+L, W = 4.298, 1.674  # config/vehicles/medium_car.yaml box, also used for the agent
+T0_NS = 42_000_000_000  # contact at sim time 42 s
+DT_NS = 10_000_000  # 100 Hz states
+
+
+def node_executable(name: str, module: str, folder: Path) -> str:
+    """The console script, or (until pyproject.toml declares it) an identical wrapper script."""
+    installed = Path(sys.executable).parent / name
+    if installed.exists():
+        return name
+    script = folder / name
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import main\n"
+                      f"sys.exit(main())\n")
+    os.chmod(script, 0o755)
+    return str(script)  # absolute: conftest's bin_path keeps it as is
+
+
+def state(t_ns: int, x: float, speed: float) -> VehicleState:
+    msg = VehicleState()
+    msg.header.stamp, msg.header.frame_id = conv.stamp(t_ns), "odom"
+    msg.pose.position.x = x
+    msg.pose.orientation.w = 1.0
+    msg.twist.linear.x = speed
+    return msg
+
+
+def agent(agent_id: int, x: float, yaw: float, speed: float, ghost: bool = False) -> TrafficAgent:
+    a = TrafficAgent(id=agent_id, speed=speed, length=L, width=W, ghost=ghost)
+    a.pose.position.x = x
+    a.pose.orientation = conv.quaternion_from_rpy(0.0, 0.0, yaw)
+    return a
+
+
+def test_overlaps_give_one_event_each_with_parts_and_stamp(ros_node, start_node, tmp_path):
+    events: list[AccidentEvent] = []
+    ros_node.create_subscription(AccidentEvent, "accidents", events.append, qos.EVENT)
+    pub_state = ros_node.create_publisher(VehicleState, "vehicle/state", qos.STATE)
+    pub_agents = ros_node.create_publisher(TrafficAgentArray, "traffic/agents", qos.STREAM)
+    start_node(node_executable("accident_node", "vehicle_sim.nodes.accident_node", tmp_path),
+               params_file=str(config_path("accident.yaml")))
+    ros_node.spin_until(lambda: pub_state.get_subscription_count() > 0
+                        and pub_agents.get_subscription_count() > 0, what="accident node subs")
+    # agent 42 stopped facing the ego 0.2 m into its front; ghost 7 (a shard's read-only copy)
+    # also overlaps and must be ignored; the ego approaches from far at 8 m/s
+    arr = TrafficAgentArray(agents=[agent(42, L - 0.2, math.pi, 0.0),
+                                    agent(7, 0.0, 0.0, 0.0, ghost=True)])
+    arr.header.stamp, arr.header.frame_id = conv.stamp(T0_NS), "map"
+    for k in range(30, 0, -1):  # 0.3 s of far-away states while the agents arrive
+        pub_agents.publish(arr)
+        pub_state.publish(state(T0_NS - k * DT_NS, -50.0, 8.0))
+        ros_node.test_executor.spin_once(timeout_sec=0.01)
+    assert events == []
+    for k in range(20):  # 0.2 s in contact, paced (keep-last-10 queues on both sides)
+        pub_state.publish(state(T0_NS + k * DT_NS, 0.0, 8.0))
+        ros_node.test_executor.spin_once(timeout_sec=0.02)
+    ros_node.spin_until(lambda: len(events) >= 1, what="accident event")
+    for _ in range(20):  # 1 s more for a (wrong) second event to arrive
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    assert len(events) == 1
+    e = events[0]
+    assert conv.to_ns(e.header.stamp) == T0_NS and e.header.frame_id == "map"
+    assert (e.actor, e.victim) == ("ego", "agent/42")
+    assert (e.actor_part, e.victim_part) == (AccidentEvent.PART_FRONT, AccidentEvent.PART_FRONT)
+    assert e.source == AccidentEvent.SOURCE_DETECTED
+    assert e.impact_speed == pytest.approx(8.0, abs=1e-6)
+    assert e.relative_velocity.x == pytest.approx(8.0, abs=1e-6)
+    assert e.position.x == pytest.approx(0.5 * L - 0.1, abs=1e-6)
+    assert abs(e.position.y) < 1e-6
+    # agent 2 runs 0.1 m into the rear of agent 1 (same shard array, far from the ego): one
+    # agent-agent event stamped with the array's time, however often the array repeats
+    t1 = T0_NS + 5_000_000_000
+    pair = TrafficAgentArray(agents=[agent(1, 100.0, 0.0, 2.0),
+                                     agent(2, 100.0 - L + 0.1, 0.0, 7.0)])
+    pair.header.frame_id = "map"
+    for k in range(10):
+        pair.header.stamp = conv.stamp(t1 + k * 50_000_000)
+        pub_agents.publish(pair)
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    ros_node.spin_until(lambda: len(events) >= 2, what="agent-agent event")
+    for _ in range(10):
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    assert len(events) == 2
+    e = events[1]
+    assert (e.actor, e.victim) == ("agent/2", "agent/1")
+    assert (e.actor_part, e.victim_part) == (AccidentEvent.PART_FRONT, AccidentEvent.PART_REAR)
+    assert conv.to_ns(e.header.stamp) == t1 and e.id == 2
+    assert e.impact_speed == pytest.approx(5.0, abs=1e-6)

@@ -1,0 +1,29 @@
+"""Parameters of the accident node (one source of truth; README table)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vehicle_sim.core.config import spec
+
+
+@dataclass(frozen=True)
+class AccidentParams:
+    """Contact detection between the ego and the traffic agents (004 sec. 7.1, 002 parts)."""
+
+    vehicle_file: str = spec("vehicles/medium_car.yaml",
+                             doc="ego vehicle file (box length and width), relative to config/")
+    ego_name: str = spec("ego", doc="actor/victim name of the ego vehicle")
+    frame_id: str = spec("map", doc="frame of the event position (odom = map, REP-105 identity)")
+    release_s: float = spec(0.5, unit="s", gt=0.0, le=60.0,
+                            doc="boxes apart this long (sim time) end a contact episode; a "
+                                "choice: longer than a rebound, shorter than a new approach")
+    part_margin_m: float = spec(0.1, unit="m", ge=0.0, lt=1.0,
+                                doc="contact point this close to equidistant from an end and a "
+                                    "side face: a corner hit, part unknown (a choice)")
+    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0,
+                                  doc="a traffic shard silent this long (sim time): its "
+                                      "agents are dropped")
+    max_extrapolation_s: float = spec(0.2, unit="s", ge=0.0,
+                                      doc="agents are moved at constant speed to the ego stamp, "
+                                          "at most this far")
+    agents_vs_agents: bool = spec(True, doc="also report contacts between two traffic agents")

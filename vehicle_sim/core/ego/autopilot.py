@@ -1,0 +1,300 @@
+"""Autopilot of the ego: paper 004's driver model (sec. 6) turned into pedal and steering commands.
+
+Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], forward speed u
+[m/s]. The traffic map frame and odom coincide (static identity map -> odom, as the traffic node).
+
+- Route: :class:`~vehicle_sim.core.ego.route.Route` from the street lane best matching the first
+  pose (the ego may start off the lane: pure pursuit towards the lane's extension drives onto it);
+  chosen again when the ego jumps (> ``JUMP_M`` from its route) or simulation time goes back.
+- Steering (004 eqs. 6-8): look-ahead d_s = t_s u + d_0 along the route; delta_P = atan(h / R),
+  R the arc through the CG tangent to u through the look-ahead point (1/R = 2 y_b / (x_b^2 + y_b^2)
+  in the body frame); delta = delta_P + c_d d(delta_P)/dt; clamped to the vehicle limit.
+- Speed (004 eq. 9, most restrictive reference): the current lane's speed limit minus
+  ``cruise_margin_mps`` at the look-ahead distance d_s; a lower limit of a later lane at its
+  start, the curve speed sqrt(a_lat / k_max) of each lane ahead, the give-way speed, and stops
+  (red light, yellow light one can stop for at ``yellow_stop_decel_mps2``, stop sign, end of
+  route: front bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep
+  law) each enter once their distance is within the comfortable braking distance
+  (u^2 - u_r^2) / (2 b) + d_s (before that eq. 9 would only cap the acceleration); the nearest
+  traffic agent in the route corridor gives the IDM acceleration (kdriver.idm) with its speed
+  along the route. Zebra and signalised crossings are ignored (no pedestrians are simulated).
+- Pedals (004 eqs. 10-13): a = min(a_r, a_m) + c_d da_r/dt when accelerating, max(a_r, -mu g)
+  when braking; the force m a + rolling resistance + drag is mapped to the throttle through the
+  vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004) or to the brake
+  through the total brake force: pedal = force / force at full pedal. Below 0.5 m/s with a
+  braking (or zero) demand the brake is held at least at ``hold_brake``.
+Unknown light states (no traffic/lights received) count as green.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from vehicle_sim.core.ego.params import EgoDriverParams
+from vehicle_sim.core.ego.route import Route, nearest_lane
+from vehicle_sim.core.traffic.kdriver import ONCOMING_COS, idm, ref_accel
+from vehicle_sim.core.traffic.kpath import eval_lane, project
+from vehicle_sim.core.traffic.kstep import stop_accel
+from vehicle_sim.core.traffic.lights import RED, YELLOW
+from vehicle_sim.core.traffic.network import (
+    K_GIVEWAY,
+    K_LIGHT,
+    K_STOP,
+    L_KMAX,
+    L_LEN,
+    L_NSIG,
+    L_SIG0,
+    L_SKMAX,
+    L_SPEED,
+    S_KIND,
+    S_LIGHT,
+    S_S,
+    Network,
+)
+from vehicle_sim.core.vehicle.params import GRAVITY_MPS2, VehicleParams
+
+POLYLINE_STEP_M = 2.0  # route sampling for the leader search (lanes are 3.5 m wide)
+PASSED_LINE_M = 0.5  # a line this far behind the front bumper has been passed
+STOPPED_MPS = 0.5  # below this speed a braking demand holds the brake
+JUMP_M = 10.0  # ego this far from its route point: it was moved, pick the nearest lane again
+
+
+@dataclass(frozen=True)
+class Command:
+    """One control output: pedals [0..1], road-wheel angle [rad] (+ left), gear, and what the
+    autopilot based it on (for logs): the governing reference, the acceleration demand
+    [m/s^2], the lane name, arc length s [m] and lateral offset [m] (+ left) on it."""
+
+    steer_rad: float
+    throttle: float
+    brake: float
+    gear: int
+    accel_mps2: float
+    reference: str
+    lane: str
+    s_m: float
+    lateral_m: float
+
+
+def warm_up(network: Network) -> None:
+    """Compile (or load from numba's cache) every kernel the autopilot calls, without changing
+    any state: call it before the control loop so the first commands are not late."""
+    net = network.net
+    eval_lane(net.pts, net.lane_i, 0, 0.0)
+    project(net.pts, net.lane_i, 0, 0.0, 0.0, 0.0)
+    ref_accel(1.0, 0.0, 1.0)
+    stop_accel(0.0, 1.0, 0.02, 1.0)
+    idm(1.0, 1.0, 10.0, 0.0, 1.0, 1.0, 1.0, 1.0)
+
+
+class Autopilot:
+    """Drives the ego along a seeded random route of ``network`` (see the module docstring)."""
+
+    def __init__(self, network: Network, vehicle: VehicleParams, params: EgoDriverParams):
+        self.network, self.v, self.p = network, vehicle, params
+        self.rng = np.random.default_rng(params.seed)
+        self.route: Route | None = None
+        self.lights: dict[str, int] = {}
+        self.agents = np.zeros((0, 6))
+        self._t_prev: float | None = None
+        self._delta_p_prev = 0.0
+        self._a_prev = 0.0
+        self._cleared_stops: set[tuple[int, float]] = set()
+        c = vehicle.chassis
+        self.half_length_m, self.width_m, self.wheelbase_m = 0.5 * c.length_m, c.width_m, \
+            c.wheelbase_m
+
+    # ---------------------------------------------------------------- inputs
+    def set_lights(self, states: Mapping[str, int]) -> None:
+        """Light states by name ("signal:lane", as TrafficSim.light_states / TrafficLight.id):
+        GREEN 0, YELLOW 1, RED 2, DARK -1. Replaces the previous set."""
+        self.lights = dict(states)
+
+    def set_agents(self, agents: np.ndarray) -> None:
+        """(n, 6) rows x [m], y [m], yaw [rad], speed [m/s], length [m], width [m] (map frame)."""
+        a = np.asarray(agents, dtype=float).reshape(-1, 6)
+        self.agents = a[np.all(np.isfinite(a), axis=1)]
+
+    # ---------------------------------------------------------------- control
+    def update(self, t_s: float, x: float, y: float, yaw: float, speed: float) -> Command:
+        """The command for the ego pose at simulation time t_s [s] (see the module docstring).
+
+        Raises ValueError for a non-finite input or when no lane is within
+        ``max_start_distance_m`` of the first pose.
+        """
+        if not all(math.isfinite(v) for v in (t_s, x, y, yaw, speed)):
+            raise ValueError(f"non-finite ego input t={t_s} x={x} y={y} yaw={yaw} u={speed}")
+        if self._t_prev is not None and t_s < self._t_prev:
+            self._restart()  # simulation time went back: a new run (e.g. sim/reset)
+        if self.route is None:
+            self._start(x, y, yaw)
+        route = self.route
+        route.localize(x, y)
+        px, py, _, _ = route.point_ahead(0.0)
+        if math.hypot(px - x, py - y) > JUMP_M:  # teleported (reset, scenario jump): new route
+            self._restart()
+            self._start(x, y, yaw)
+            route = self.route
+            route.localize(x, y)
+        dt = t_s - self._t_prev if self._t_prev is not None else 0.0
+        self._t_prev = t_s
+        u = max(speed, 0.0)
+        ds = self.p.lookahead_time_s * u + self.p.lookahead_min_m
+        steer = self._steer(x, y, yaw, ds, dt)
+        a_r, name = self._reference(u, ds)
+        accel = self._accel(a_r, dt)
+        throttle, brake = self._pedals(accel, u)
+        return Command(steer, throttle, brake, 1, accel, name,
+                       self.network.lane_names[route.lane], route.s_m, route.lateral_m)
+
+    def _restart(self) -> None:
+        self.route, self._t_prev, self._delta_p_prev, self._a_prev = None, None, 0.0, 0.0
+        self._cleared_stops.clear()
+
+    def _start(self, x: float, y: float, yaw: float) -> None:
+        lane, dist = nearest_lane(self.network, x, y, yaw)
+        if dist > self.p.max_start_distance_m:
+            raise ValueError(f"no lane within {self.p.max_start_distance_m} m of the ego at "
+                             f"({x:.1f}, {y:.1f}); nearest {self.network.lane_names[lane]} at "
+                             f"{dist:.1f} m")
+        self.route = Route(self.network, lane, self.rng, self.p.horizon_m)
+        # a coarse arc length to start the local projection search from
+        best = (math.inf, 0.0)
+        for s in np.arange(0.0, self.route.length(lane) + 1e-9, 1.0):
+            px, py, _, _ = self.route.point_ahead(float(s))
+            best = min(best, (math.hypot(px - x, py - y), float(s)))
+        self.route.s_m = best[1]
+
+    def _steer(self, x: float, y: float, yaw: float, ds: float, dt: float) -> float:
+        """004 eqs. 6-8: pure pursuit from the CG plus the derivative term."""
+        px, py, _, _ = self.route.point_ahead(ds)
+        c, s = math.cos(yaw), math.sin(yaw)
+        bx, by = c * (px - x) + s * (py - y), -s * (px - x) + c * (py - y)
+        kappa = 2.0 * by / max(bx * bx + by * by, 1e-6)
+        delta_p = math.atan(self.wheelbase_m * kappa)
+        rate = (delta_p - self._delta_p_prev) / dt if dt > 0.0 else 0.0
+        self._delta_p_prev = delta_p
+        limit = self.v.steering.max_road_wheel_angle_rad
+        return min(max(delta_p + self.p.steer_d_gain_s * rate, -limit), limit)
+
+    def _reference(self, u: float, ds: float) -> tuple[float, str]:
+        """Most restrictive reference acceleration a_r [m/s^2] (004 eq. 9) and its name."""
+        p, net, route = self.p, self.network.net, self.route
+        refs: list[tuple[float, str]] = []
+        for idx, lane, start in route.lanes_ahead(p.horizon_m):
+            u_lim = max(net.lane_f[lane, L_SPEED] - p.cruise_margin_mps, 0.0)
+            if idx == route.first:  # the current lane: its limit at the look-ahead distance
+                refs.append((ref_accel(u_lim, u, ds), "speed_limit"))
+            else:
+                refs.append((self._slow(u_lim, u, start, ds), "speed_limit"))
+            k = net.lane_f[lane, L_KMAX]
+            if k > 1e-3 and start + net.lane_f[lane, L_LEN] > 0.0:  # kstep._curve_ref
+                u_c = math.sqrt(p.lateral_accel_mps2 / k)
+                refs.append((self._slow(u_c, u, start + net.lane_f[lane, L_SKMAX], ds), "curve"))
+            refs.extend(self._signals(idx, lane, start, u, ds))
+        if route.dead_end:
+            end = sum(route.length(ln) for ln in route.lanes) - route.s_m
+            refs.append((self._stop(u, end, ds), "end_of_route"))
+        refs.append(self._leader(u))
+        return min(refs, key=lambda r: r[0])
+
+    def _slow(self, u_r: float, u: float, d: float, ds: float) -> float:
+        """004 eq. 9 for a lower speed u_r at d metres: applied once d is within the comfortable
+        braking distance (u^2 - u_r^2) / (2 b) plus the look-ahead d_s (inf before)."""
+        if u <= u_r or d > (u * u - u_r * u_r) / (2.0 * self.p.comfort_decel_mps2) + ds:
+            return math.inf
+        return ref_accel(u_r, u, max(d, 0.0))
+
+    def _stop(self, u: float, line_ahead_m: float, ds: float) -> float:
+        """Stop the front bumper ``stop_margin_m`` before a line ``line_ahead_m`` from the CG:
+        the traffic core's creep law (kstep.stop_accel), within braking distance + d_s."""
+        b = self.p.comfort_decel_mps2
+        d = line_ahead_m - self.half_length_m - self.p.stop_margin_m
+        if d > u * u / (2.0 * b) + ds:
+            return math.inf
+        return stop_accel(u, d, 1.0 / self.p.control_rate_hz, b)
+
+    def _signals(self, idx: int, lane: int, start: float, u: float, ds: float
+                 ) -> list[tuple[float, str]]:
+        """References of the lights, stop and give-way signs on one lane of the route."""
+        p, net, out = self.p, self.network.net, []
+        k0 = int(net.lane_i[lane, L_SIG0])
+        for k in range(k0, k0 + int(net.lane_i[lane, L_NSIG])):
+            s_sig, kind = net.sig_f[k, S_S], int(net.sig_f[k, S_KIND])
+            ahead = start + s_sig  # CG to the line [m]
+            if ahead - self.half_length_m < -PASSED_LINE_M:
+                continue
+            d = ahead - self.half_length_m - p.stop_margin_m  # to the stop point
+            if kind == K_LIGHT:
+                state = self.lights.get(self.network.light_names[int(net.sig_f[k, S_LIGHT])])
+                if state == RED or (state == YELLOW and
+                                    u * u <= 2.0 * p.yellow_stop_decel_mps2 * max(d, 0.1)):
+                    out.append((self._stop(u, ahead, ds),
+                                "red_light" if state == RED else "yellow_light"))
+            elif kind == K_STOP and (idx, s_sig) not in self._cleared_stops:
+                if u < p.stop_sign_speed_mps and d < 1.0:
+                    self._cleared_stops.add((idx, s_sig))
+                else:
+                    out.append((self._stop(u, ahead, ds), "stop_sign"))
+            elif kind == K_GIVEWAY and d > 0.0:
+                out.append((self._slow(p.give_way_speed_mps, u, d, ds), "give_way"))
+        return out
+
+    def _leader(self, u: float) -> tuple[float, str]:
+        """IDM reaction to the nearest agent in the route corridor ahead (kdriver._corridor)."""
+        p, a = self.p, self.agents
+        if len(a) == 0:
+            return math.inf, "leader"
+        route = self.route
+        near = np.hypot(a[:, 0] - route.point_ahead(0.0)[0],
+                        a[:, 1] - route.point_ahead(0.0)[1]) < p.horizon_m
+        a = a[near]
+        if len(a) == 0:
+            return math.inf, "leader"
+        line = route.polyline(p.horizon_m, POLYLINE_STEP_M)
+        d2 = (a[:, None, 0] - line[None, :, 0]) ** 2 + (a[:, None, 1] - line[None, :, 1]) ** 2
+        j = np.argmin(d2, axis=1)
+        h = line[j, 2]
+        dx, dy = a[:, 0] - line[j, 0], a[:, 1] - line[j, 1]
+        along = line[j, 3] + dx * np.cos(h) + dy * np.sin(h)
+        lat = -dx * np.sin(h) + dy * np.cos(h)
+        cr = np.cos(a[:, 2] - h)
+        sr = np.sqrt(np.maximum(0.0, 1.0 - cr * cr))
+        half_lat = 0.5 * (a[:, 4] * sr + a[:, 5] * np.abs(cr))
+        half_lon = 0.5 * (a[:, 4] * np.abs(cr) + a[:, 5] * sr)
+        ok = (along > 0.0) & (cr >= ONCOMING_COS) & \
+             (np.abs(lat) <= 0.5 * self.width_m + half_lat + p.corridor_margin_m)
+        if not ok.any():
+            return math.inf, "leader"
+        gap = along - self.half_length_m - half_lon
+        k = int(np.argmin(np.where(ok, gap, np.inf)))
+        u0 = max(self.network.net.lane_f[route.lane, L_SPEED] - p.cruise_margin_mps, 0.1)
+        u_lead = max(0.0, a[k, 3] * cr[k])
+        return idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
+                   p.time_headway_s, p.min_gap_m), "leader"
+
+    def _accel(self, a_r: float, dt: float) -> float:
+        """004 eqs. 10-13 as an acceleration: capped at a_m accelerating, mu g braking."""
+        a_r = min(a_r, self.p.accel_max_mps2)  # no reference restricts: free acceleration
+        rate = (a_r - self._a_prev) / dt if dt > 0.0 else 0.0
+        self._a_prev = a_r
+        if a_r >= 0.0:
+            return min(a_r, self.p.accel_max_mps2) + self.p.accel_d_gain_s * rate
+        return max(a_r, -self.v.tyre.friction_coefficient * GRAVITY_MPS2)
+
+    def _pedals(self, accel: float, u: float) -> tuple[float, float]:
+        """(throttle, brake) in [0, 1] giving ``accel`` [m/s^2] at speed u [m/s]."""
+        v = self.v
+        m = v.chassis.mass_kg
+        resist = (v.tyre.rolling_resistance_coeff * m * GRAVITY_MPS2 +
+                  0.5 * v.aero.air_density_kgpm3 * v.aero.drag_area_m2 * u * u)
+        force = m * accel + resist
+        if accel <= 0.0 and u < STOPPED_MPS:  # asked to stop or stay: hold the car
+            return 0.0, max(self.p.hold_brake, min(-m * accel / v.brakes.max_force_n, 1.0))
+        if force >= 0.0:
+            drive = min(v.powertrain.max_drive_force_n, v.powertrain.max_power_w / max(u, 1e-3))
+            return min(force / drive, 1.0), 0.0
+        return 0.0, min(-force / v.brakes.max_force_n, 1.0)

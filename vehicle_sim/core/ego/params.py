@@ -1,0 +1,61 @@
+"""Parameters of the ego autopilot and its node (one source of truth; README table).
+
+Driver-model values are those of the traffic core's MODERATE profile
+(``vehicle_sim.core.traffic.params``: IDM city set of Treiber & Kesting, "Traffic Flow Dynamics"
+(2013), table 11.2; ITE yellow deceleration 3.0 m/s^2); paper 004 gives the structure of the
+laws (eqs. 6-13) but no gains.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vehicle_sim.core.config import spec
+
+
+@dataclass(frozen=True)
+class EgoDriverParams:
+    """The ego_driver node: a route over the map and 004's driver laws on the ego vehicle."""
+
+    map_file: str = spec("maps/urban_grid.yaml", doc="map, absolute or relative to config/")
+    vehicle_file: str = spec("vehicles/medium_car.yaml",
+                             doc="ego vehicle (forces for the pedal mapping, size, wheelbase); "
+                                 "the same file as the dynamics node's")
+    seed: int = spec(0, ge=0, doc="seed of the route's turn choices at the nodes")
+    control_rate_hz: float = spec(50.0, unit="Hz", gt=0.0, le=1000.0,
+                                  doc="VehicleControl rate, simulation time")
+    state_timeout_s: float = spec(0.5, unit="s", gt=0.0,
+                                  doc="no vehicle/state this long (sim time): brake")
+    lookahead_time_s: float = spec(1.0, unit="s", gt=0.0, doc="t_s of 004 eq. 6")
+    lookahead_min_m: float = spec(4.0, unit="m", gt=0.0, doc="d_0 of 004 eq. 6")
+    steer_d_gain_s: float = spec(0.05, unit="s", ge=0.0, doc="c_d of 004 eq. 8")
+    cruise_margin_mps: float = spec(0.5, unit="m/s", ge=0.0, le=5.0,
+                                    doc="cruise at the lane speed limit minus this")
+    accel_max_mps2: float = spec(1.0, unit="m/s^2", gt=0.0, doc="a_m of 004 eqs. 11-12, IDM a")
+    accel_d_gain_s: float = spec(0.0, unit="s", ge=0.0, doc="c_d/c_p of 004 eq. 10 (not given)")
+    comfort_decel_mps2: float = spec(1.5, unit="m/s^2", gt=0.0, doc="IDM b")
+    time_headway_s: float = spec(1.0, unit="s", gt=0.0, doc="IDM T")
+    min_gap_m: float = spec(2.0, unit="m", gt=0.0, doc="IDM s0")
+    lateral_accel_mps2: float = spec(2.0, unit="m/s^2", gt=0.0,
+                                     doc="curve speed sqrt(a_lat R) at a lane's sharpest point")
+    yellow_stop_decel_mps2: float = spec(3.0, unit="m/s^2", gt=0.0,
+                                         doc="stops at yellow if it needs less (ITE)")
+    stop_margin_m: float = spec(1.0, unit="m", ge=0.0, le=10.0,
+                                doc="front bumper to stop line when stopped (a choice)")
+    stop_sign_speed_mps: float = spec(0.3, unit="m/s", ge=0.0,
+                                      doc="below this at a stop line the stop is done")
+    give_way_speed_mps: float = spec(4.0, unit="m/s", ge=0.0, doc="speed at a give-way line")
+    hold_brake: float = spec(0.3, unit="-", gt=0.0, le=1.0,
+                             doc="brake pedal held at rest when asked to stop (a choice: "
+                                 "0.3 x 14.1 kN holds the medium car on a 30 % slope)")
+    horizon_m: float = spec(150.0, unit="m", gt=20.0, le=1000.0,
+                            doc="route look-ahead for lights, signs, curves and leaders "
+                                "(traffic core LEADER_RANGE_M)")
+    corridor_margin_m: float = spec(0.4, unit="m", ge=0.0,
+                                    doc="lateral margin of the leader corridor (kdriver)")
+    max_start_distance_m: float = spec(30.0, unit="m", gt=0.0,
+                                       doc="start refused (brake) if no lane is this near")
+
+    def __post_init__(self) -> None:
+        if self.give_way_speed_mps < self.stop_sign_speed_mps:
+            raise ValueError(f"give_way_speed_mps {self.give_way_speed_mps} is below "
+                             f"stop_sign_speed_mps {self.stop_sign_speed_mps}")

@@ -1,0 +1,124 @@
+"""A route of the ego over the lanes of the traffic network (paper 004 sec. 2).
+
+At the end of each lane the next lane is drawn from the node's connections with their configured
+exit probabilities (004 "Nodes"), from an explicit numpy Generator, so a seed fixes the route.
+Lanes are the compiled ``Network`` lanes: street lanes and the generated junction connectors.
+
+Frame: the map frame (ENU, x east, y north) [m]; headings [rad]; arc lengths s [m] along each
+lane's centre line. The tracked point is the one the caller passes (the ego CG).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from vehicle_sim.core.traffic.kpath import eval_lane, project
+from vehicle_sim.core.traffic.network import L_LEN, L_NP, L_NSUCC, L_P0, L_SUCC0, Network
+
+HEADING_WEIGHT_M = 10.0  # start-lane cost: 1 - cos(heading error) weighs like 10 m of distance
+
+
+def nearest_lane(network: Network, x: float, y: float, yaw: float) -> tuple[int, float]:
+    """(street lane index, distance [m]) of the street lane best matching a pose.
+
+    Cost = distance to the lane's centre line + HEADING_WEIGHT_M * (1 - cos(heading error));
+    lanes heading more than 90 deg away are skipped. Raises ValueError if none qualifies.
+    """
+    net = network.net
+    best, best_cost, best_d = -1, math.inf, math.inf
+    for lane in range(network.n_street_lanes):
+        p0, n = net.lane_i[lane, L_P0], net.lane_i[lane, L_NP]
+        pts = net.pts[p0:p0 + n]
+        a, b = pts[:-1, :2], pts[1:, :2]
+        ab = b - a
+        t = np.clip(((x - a[:, 0]) * ab[:, 0] + (y - a[:, 1]) * ab[:, 1]) /
+                    np.maximum((ab ** 2).sum(axis=1), 1e-12), 0.0, 1.0)
+        d = np.hypot(a[:, 0] + t * ab[:, 0] - x, a[:, 1] + t * ab[:, 1] - y)
+        k = int(np.argmin(d))
+        dh = math.cos(pts[k, 2] - yaw)
+        if dh <= 0.0:
+            continue
+        cost = d[k] + HEADING_WEIGHT_M * (1.0 - dh)
+        if cost < best_cost:
+            best, best_cost, best_d = lane, cost, float(d[k])
+    if best < 0:
+        raise ValueError(f"no lane of the map heads within 90 deg of yaw {yaw:.2f} rad")
+    return best, best_d
+
+
+class Route:
+    """The lanes ahead of the ego and its position on them (arc length and lateral offset)."""
+
+    def __init__(self, network: Network, start_lane: int, rng: np.random.Generator,
+                 horizon_m: float):
+        self.network, self.rng, self.horizon_m = network, rng, horizon_m
+        self.lanes: list[int] = [start_lane]
+        self.first = 0  # route index of lanes[0] (grows as lanes are left behind)
+        self.s_m = 0.0  # arc length on the current lane (lanes[0]); < 0 before its start
+        self.lateral_m = 0.0  # + left of the centre line
+        self.dead_end = False  # the last lane has no successor
+        self._extend()
+
+    @property
+    def lane(self) -> int:
+        return self.lanes[0]
+
+    def length(self, lane: int) -> float:
+        return float(self.network.net.lane_f[lane, L_LEN])
+
+    def _extend(self) -> None:
+        net = self.network.net
+        ahead = sum(self.length(ln) for ln in self.lanes) - self.s_m
+        while ahead < self.horizon_m and not self.dead_end:
+            last = self.lanes[-1]
+            k0, n = net.lane_i[last, L_SUCC0], net.lane_i[last, L_NSUCC]
+            if n == 0:
+                self.dead_end = True
+                break
+            cum = net.succ_cum[k0:k0 + n]
+            pick = min(int(np.searchsorted(cum, self.rng.random(), side="right")), n - 1)
+            nxt = int(net.succ[k0 + pick])
+            self.lanes.append(nxt)
+            ahead += self.length(nxt)
+
+    def localize(self, x: float, y: float, s_guess: float | None = None) -> None:
+        """Update s and lateral offset from the position (x, y) [m]; advances past lane ends."""
+        net = self.network.net
+        if s_guess is None:
+            s_guess = self.s_m
+        while True:
+            s, lat = project(net.pts, net.lane_i, self.lane, s_guess, x, y)
+            length = self.length(self.lane)
+            if s <= length or len(self.lanes) == 1:
+                break
+            self.lanes.pop(0)
+            self.first += 1
+            s_guess = s - length
+        self.s_m, self.lateral_m = float(s), float(lat)
+        self._extend()
+
+    def point_ahead(self, ds: float) -> tuple[float, float, float, float]:
+        """(x, y, heading, curvature) ds [m] ahead of the current position along the route."""
+        net = self.network.net
+        s = self.s_m + ds
+        for i, lane in enumerate(self.lanes):
+            if s <= self.length(lane) or i == len(self.lanes) - 1:
+                return eval_lane(net.pts, net.lane_i, lane, s)
+            s -= self.length(lane)
+        raise AssertionError("unreachable")
+
+    def lanes_ahead(self, max_m: float) -> Iterator[tuple[int, int, float]]:
+        """(route index, lane, distance [m] from the current position to the lane's start)."""
+        start = -self.s_m
+        for i, lane in enumerate(self.lanes):
+            if start > max_m:
+                return
+            yield self.first + i, lane, start
+            start += self.length(lane)
+
+    def polyline(self, max_m: float, step_m: float) -> np.ndarray:
+        """(n, 4) points x, y [m], heading [rad], distance ahead [m] from here to max_m."""
+        d = np.arange(0.0, max_m + 1e-9, step_m)
+        return np.array([(*self.point_ahead(float(di))[:3], di) for di in d])

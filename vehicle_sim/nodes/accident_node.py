@@ -1,0 +1,139 @@
+"""Accident node: contact detection between the ego and the traffic agents (paper 004 sec. 7.1)
+reported as paper 002 collisions (actor, victim, parts, position) on ``accidents``.
+
+Thin: parameters come from AccidentParams, the geometry from core.accident.detect. This file only
+converts messages.
+
+Time: ego contacts are checked on every ``vehicle/state`` sample, at its stamp (simulation
+time), against the latest agents (every shard's latest ``traffic/agents`` set, see agent_inputs)
+moved at constant speed and heading to that stamp (at most ``max_extrapolation_s``: the traffic
+runs at a lower rate and may lag). Contacts between two agents are checked on every agent array
+at its own stamp, without extrapolation (a constant-speed guess would invent rear-end contacts in
+braking queues). An event's stamp is the simulation time of the sample at which the boxes first
+overlapped.
+
+Frames: the ego pose is in odom, the agents in map; a static identity map -> odom is assumed, as
+by the traffic node.
+"""
+from __future__ import annotations
+
+import math
+
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from vehicle_sim.core.accident.detect import PART_NAMES, AccidentDetector, Body, Contact
+from vehicle_sim.core.accident.params import AccidentParams
+from vehicle_sim.core.config import load
+from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficAgentArray, VehicleState
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.agent_inputs import AgentSnapshots
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.paths import config_path
+
+# agent arrays of several traffic shards arrive on one topic: best effort (as published,
+# qos.STREAM) but a deeper queue so one shard's array does not push out another's
+AGENTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                    reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+def agent_name(agent_id: int) -> str:
+    return f"agent/{agent_id}"
+
+
+def ego_body(msg: VehicleState, name: str, length_m: float, width_m: float) -> Body:
+    """Ego box at the CG; base_link velocity rotated into the map frame."""
+    yaw = conv.rpy_from_quaternion(msg.pose.orientation)[2]
+    c, s = math.cos(yaw), math.sin(yaw)
+    u, v = msg.twist.linear.x, msg.twist.linear.y
+    return Body(name, msg.pose.position.x, msg.pose.position.y, yaw, length_m, width_m,
+                c * u - s * v, s * u + c * v, msg.twist.angular.z)
+
+
+def agent_body(a: TrafficAgent, dt_s: float) -> Body:
+    """Agent box moved dt_s along its heading at its speed (constant speed and yaw rate)."""
+    yaw = conv.rpy_from_quaternion(a.pose.orientation)[2]
+    mid = yaw + 0.5 * a.yaw_rate * dt_s
+    x = a.pose.position.x + a.speed * dt_s * math.cos(mid)
+    y = a.pose.position.y + a.speed * dt_s * math.sin(mid)
+    yaw += a.yaw_rate * dt_s
+    return Body(agent_name(a.id), x, y, yaw, float(a.length), float(a.width),
+                a.speed * math.cos(yaw), a.speed * math.sin(yaw), a.yaw_rate)
+
+
+def event_msg(c: Contact, event_id: int, frame: str) -> AccidentEvent:
+    msg = AccidentEvent(id=event_id, source=AccidentEvent.SOURCE_DETECTED, actor=c.actor,
+                        victim=c.victim, actor_part=c.actor_part, victim_part=c.victim_part,
+                        impact_speed=c.impact_speed_mps)
+    msg.header.stamp, msg.header.frame_id = conv.stamp(c.t_ns), frame
+    msg.relative_velocity.x, msg.relative_velocity.y = c.relative_velocity_mps
+    msg.position.x, msg.position.y = c.position_m
+    return msg
+
+
+class AccidentNode(Node):
+    def __init__(self) -> None:
+        super().__init__("accident")
+        self.p = declare_and_load(self, AccidentParams)
+        chassis = load(VehicleParams, config_path(self.p.vehicle_file)).chassis
+        self.ego_size = (chassis.length_m, chassis.width_m)
+        # ego contacts on every state sample; agent-agent contacts on every agent array (two
+        # streams of stamps, so two episode books)
+        self.with_ego = AccidentDetector(self.p.release_s, self.p.part_margin_m)
+        self.between_agents = AccidentDetector(self.p.release_s, self.p.part_margin_m)
+        AccidentDetector.warm_up()  # numba compile before the first sample, not at first contact
+        self.agents = AgentSnapshots()
+        self.events = 0
+        self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
+        self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
+        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, AGENTS)
+        self.get_logger().info(f"ego box {self.ego_size[0]:.2f} x {self.ego_size[1]:.2f} m "
+                               f"({self.p.vehicle_file}), agents vs agents "
+                               f"{self.p.agents_vs_agents}")
+
+    def _on_agents(self, msg: TrafficAgentArray) -> None:
+        self.agents.update(msg)
+        if self.p.agents_vs_agents:  # agent pairs at the array's own stamp, not extrapolated
+            t_ns = conv.to_ns(msg.header.stamp)
+            self._detect(self.between_agents, t_ns, self._agent_bodies(t_ns), None)
+
+    def _on_state(self, msg: VehicleState) -> None:
+        t_ns = conv.to_ns(msg.header.stamp)
+        bodies = [ego_body(msg, self.p.ego_name, *self.ego_size), *self._agent_bodies(t_ns)]
+        self._detect(self.with_ego, t_ns, bodies, self.p.ego_name)
+
+    def _agent_bodies(self, t_ns: int) -> list[Body]:
+        """Every current agent moved to t_ns (at most max_extrapolation_s)."""
+        out = []
+        for stamp_ns, a in self.agents.current(t_ns, round(self.p.agent_timeout_s * 1e9)):
+            dt = min(max((t_ns - stamp_ns) * 1e-9, 0.0), self.p.max_extrapolation_s)
+            out.append(agent_body(a, dt))
+        return out
+
+    def _detect(self, detector: AccidentDetector, t_ns: int, bodies: list[Body],
+                only_with: str | None) -> None:
+        try:
+            found = detector.update(t_ns, bodies, only_with)
+        except ValueError as exc:
+            self.get_logger().warning(f"detection skipped: {exc}", throttle_duration_sec=5.0)
+            return
+        for c in found:
+            self.events += 1
+            self.pub.publish(event_msg(c, self.events, self.p.frame_id))
+            self.get_logger().info(
+                f"accident {self.events} at t={c.t_ns * 1e-9:.3f} s: {c.actor} "
+                f"({PART_NAMES[c.actor_part]}) -> {c.victim} ({PART_NAMES[c.victim_part]}), "
+                f"{c.impact_speed_mps:.1f} m/s at ({c.position_m[0]:.1f}, {c.position_m[1]:.1f})")
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(AccidentNode, "accident", args)
+
+
+if __name__ == "__main__":  # also runnable as python -m before its console script exists
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Ego driver node: an autopilot (paper 004 driver model, core.ego.Autopilot) that drives the ego
+vehicle along a seeded random route of the map, publishing VehicleControl on
+``autonomy/control`` (run the dynamics node with ``vehicle/control:=autonomy/control``, or
+put an input mux between them).
+
+Thin: parameters come from EgoDriverParams, the driving from core.ego. This file only converts
+messages and keeps the latest inputs.
+
+Time: with use_sim_time (set for every node of the graph) the control timer follows /clock, at
+``control_rate_hz`` of simulation time; every command is stamped with the simulation time it was
+computed at. Without a ``vehicle/state`` newer than ``state_timeout_s`` it commands full brake.
+
+Inputs: ``vehicle/state`` (pose in odom = map, static identity map -> odom as the traffic node
+assumes), ``traffic/agents`` (every shard's latest set, see agent_inputs; a shard silent for
+``state_timeout_s`` is dropped) and ``traffic/lights`` (vehicle lights by "signal:lane" id).
+Both traffic inputs are optional: without agents the ego sees no leader; without light states
+it treats every light as green.
+"""
+from __future__ import annotations
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from vehicle_sim.core.config import load
+from vehicle_sim.core.ego.autopilot import Autopilot, warm_up
+from vehicle_sim.core.ego.params import EgoDriverParams
+from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.core.traffic.network import Network
+from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleControl, VehicleState
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.agent_inputs import AgentSnapshots
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.paths import config_path
+
+# several traffic shards publish agents on one topic (best effort, as published): deeper queue
+AGENTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                    reliability=ReliabilityPolicy.BEST_EFFORT)
+# as the traffic node publishes its light states: reliable keep-last-1, re-sent at 1 Hz
+LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                    reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+class EgoDriverNode(Node):
+    def __init__(self) -> None:
+        super().__init__("ego_driver")
+        self.p = declare_and_load(self, EgoDriverParams)
+        vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
+        map_path = config_path(self.p.map_file)
+        network = Network(load_map(map_path), str(map_path))
+        warm_up(network)  # numba compile now, not during the first control periods
+        self.autopilot = Autopilot(network, vehicle, self.p)
+        self.state: VehicleState | None = None
+        self.agents = AgentSnapshots()
+        self.lights: dict[str, int] = {}
+        self.pub = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+        self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
+        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, AGENTS)
+        self.create_subscription(TrafficLightArray, "traffic/lights", self._on_lights, LIGHTS)
+        self.create_timer(1.0 / self.p.control_rate_hz, self._on_timer)
+        self.get_logger().info(f"map {self.p.map_file}, vehicle {self.p.vehicle_file}, seed "
+                               f"{self.p.seed}, {self.p.control_rate_hz:g} Hz on "
+                               f"{'sim' if self.get_parameter('use_sim_time').value else 'wall'}"
+                               f" time")
+
+    # ---- inputs ------------------------------------------------------------------------------
+    def _on_state(self, msg: VehicleState) -> None:
+        self.state = msg
+
+    def _on_agents(self, msg: TrafficAgentArray) -> None:
+        self.agents.update(msg)
+
+    def _on_lights(self, msg: TrafficLightArray) -> None:
+        self.lights.update({lt.id: lt.state for lt in msg.lights if not lt.pedestrian})
+
+    # ---- control -----------------------------------------------------------------------------
+    def _on_timer(self) -> None:
+        now_ns = self.get_clock().now().nanoseconds
+        timeout_ns = round(self.p.state_timeout_s * 1e9)
+        s = self.state
+        if s is None:
+            return  # nothing to drive yet (the dynamics watchdog holds the brakes)
+        t_state = conv.to_ns(s.header.stamp)
+        out = VehicleControl(gear=1, brake=1.0)
+        out.header.stamp = conv.stamp(now_ns)
+        if now_ns - t_state > timeout_ns:
+            self.get_logger().warning("vehicle/state is stale: braking",
+                                      throttle_duration_sec=5.0)
+            self.pub.publish(out)
+            return
+        self.autopilot.set_agents(np.array(
+            [(a.pose.position.x, a.pose.position.y,
+              conv.rpy_from_quaternion(a.pose.orientation)[2], a.speed, a.length, a.width)
+             for _, a in self.agents.current(t_state, timeout_ns)]))
+        self.autopilot.set_lights(self.lights)
+        yaw = conv.rpy_from_quaternion(s.pose.orientation)[2]
+        try:
+            cmd = self.autopilot.update(t_state * 1e-9, s.pose.position.x, s.pose.position.y,
+                                        yaw, s.twist.linear.x)
+        except ValueError as exc:
+            self.get_logger().error(f"autopilot: {exc}; braking", throttle_duration_sec=5.0)
+            self.pub.publish(out)
+            return
+        out.steering_angle, out.throttle, out.brake, out.gear = (
+            cmd.steer_rad, cmd.throttle, cmd.brake, cmd.gear)
+        self.pub.publish(out)
+        self.get_logger().debug(f"{cmd.lane} s={cmd.s_m:.1f} lat={cmd.lateral_m:+.2f} "
+                                f"{cmd.reference} a={cmd.accel_mps2:+.2f}")
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(EgoDriverNode, "ego_driver", args)
+
+
+if __name__ == "__main__":  # also runnable as python -m before its console script exists
+    import sys
+
+    sys.exit(main())
