@@ -20,7 +20,8 @@ SEPARATOR = "=" * 80
 class RecorderParams:
     record_dir: str = spec("runs", doc="folder of the MCAP file")
     topics: tuple[str, ...] = spec(
-        ("/clock", "/vehicle/state", "/odom", "/vehicle/control", "/autonomy/control", "/sim/status", "/cmd_vel",
+        ("/clock", "/vehicle/state", "/odom", "/vehicle/control", "/autonomy/control",
+         "/sim/status", "/cmd_vel",
          "/traffic/agents", "/traffic/lights", "/imu/data", "/gnss/fix", "/motion/cue",
          "/accidents", "/faults/command", "/faults/status"),
         doc="topics recorded when they appear")
