@@ -1,0 +1,84 @@
+"""Parameters of the traffic node and the shard rule of the scale-out (paper 003).
+
+The traffic model itself is configured by a ``TrafficParams`` YAML (``params_file``) and the map
+(``map_file``); these fields only choose those files and wire the node.
+
+Shard rule (deterministic, documented for scenario authors): the map is cut into square sectors
+(``zone.Sectors``: id = sy * nx + sx over the map bounds, ``zone.sector_size_m`` of the params
+file). Shards own whole columns of sectors, ordered by the x of the sector centre: shard i of n
+owns the columns sx with ``floor(i * nx / n) <= sx < floor((i + 1) * nx / n)``, i.e. contiguous
+west-to-east bands, as even as the column count allows. ``shard_count`` 1 means 'all': one node
+simulates the whole map and hands nothing over.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vehicle_sim.core.config import spec
+from vehicle_sim.core.traffic.zone import Sectors
+
+MAX_SHARDS = 256  # TrafficAgent.id packs the creating shard into its top 8 bits (traffic_msgs)
+
+
+@dataclass(frozen=True)
+class TrafficNodeParams:
+    """traffic_node: steps core.traffic.TrafficSim on simulation time around vehicle/state."""
+
+    map_file: str = spec("maps/urban_grid.yaml",
+                         doc="map (config/maps/README.md), absolute or relative to the config dir")
+    params_file: str = spec("", doc="TrafficParams YAML, absolute or relative to the config dir; "
+                            "'' = the core defaults (control zone around the ego)")
+    seed: int = spec(0, ge=0, doc="seed of placement and driver profiles (same on every shard)")
+    rate_hz: float = spec(20.0, unit="Hz", ge=5.0, le=1000.0,
+                          doc="traffic step rate in simulation time; dt = 1 / rate_hz")
+    shard_index: int = spec(0, ge=0, doc="this node's shard (owner id), < shard_count")
+    shard_count: int = spec(1, ge=1, le=MAX_SHARDS,
+                            doc="1 = 'all' (whole map, no hand-over); n: sector columns split "
+                            "into n west-to-east bands")
+    heartbeat_steps: int = spec(0, ge=0, doc="ghosts published every N steps (003's N); "
+                                "0 = TrafficParams.heartbeat_steps of the params file")
+    ghost_margin_m: float = spec(50.0, unit="m", gt=0.0,
+                                 doc="agents this close to a foreign sector are sent as ghosts")
+    lockstep: bool = spec(False, doc="acknowledge every /clock tick on /sim/lockstep_ack once "
+                          "the traffic steps due up to it are done (dynamics mode lockstep)")
+    max_catch_up_steps: int = spec(5, ge=1, doc="steps run per callback when sim time jumped; "
+                                   "beyond, the schedule re-anchors with a warning")
+    publish_markers: bool = spec(True, doc="visualization_msgs/MarkerArray on traffic/markers")
+    markers_rate_hz: float = spec(5.0, unit="Hz", gt=0.0, doc="marker rate in simulation time")
+    lights_rate_hz: float = spec(1.0, unit="Hz", gt=0.0,
+                                 doc="light states re-published at this sim-time rate (and on change)")
+    state_topic: str = spec("vehicle/state", doc="VehicleState of the ego (pose in odom = map)")
+    frame_id: str = spec("map", doc="frame of agents, lights and markers (identity to odom)")
+
+    def __post_init__(self) -> None:
+        if self.shard_index >= self.shard_count:
+            raise ValueError(f"shard_index ({self.shard_index}) must be < shard_count "
+                             f"({self.shard_count})")
+
+    @property
+    def dt_ns(self) -> int:
+        """Traffic step [ns] (a whole number of nanoseconds, so stamps stay exact)."""
+        return round(1e9 / self.rate_hz)
+
+
+def shard_of_sector(sectors: Sectors, sector: np.ndarray, shard_count: int) -> np.ndarray:
+    """Owning shard of each sector id (the west-to-east band rule of the module docstring)."""
+    sx = np.asarray(sector, dtype=np.int64) % sectors.nx
+    # inverse of floor(i * nx / n) <= sx < floor((i + 1) * nx / n)
+    return ((sx + 1) * shard_count - 1) // sectors.nx
+
+
+def owned_sectors(sectors: Sectors, shard_index: int, shard_count: int) -> np.ndarray | None:
+    """Sector ids owned by ``shard_index``; None for ``shard_count`` 1 (whole map).
+
+    Raises ValueError if the map has fewer sector columns than shards (a shard would own none).
+    """
+    if shard_count == 1:
+        return None
+    if sectors.nx < shard_count:
+        raise ValueError(f"shard_count {shard_count} exceeds the map's {sectors.nx} sector "
+                         f"columns: lower zone.sector_size_m ({sectors.size} m) in params_file")
+    ids = np.arange(sectors.nx * sectors.ny, dtype=np.int64)
+    return ids[shard_of_sector(sectors, ids, shard_count) == shard_index]

@@ -1,0 +1,255 @@
+"""Traffic node: urban traffic of paper 004 (core.traffic.TrafficSim) around the ego, on
+simulation time, optionally split into shards that hand agents over (paper 003).
+
+Thin: parameters come from TrafficNodeParams (+ a TrafficParams file and a map file), the model
+from core.traffic, message conversion from traffic_msgs. This file only wires topics.
+
+Time: with use_sim_time (set for every node of the graph) a ROS timer follows /clock. Step k of
+the traffic runs at simulation time t_k = t_0 + k * dt with dt = 1 / rate_hz exactly (never
+wall time); t_0 is the first multiple of dt at or after the first /clock time seen (dt for
+a fresh dynamics node, whose first tick is 1 ms). Every output of step k is stamped t_k. If sim time jumps ahead by more than
+``max_catch_up_steps`` steps the excess is skipped with a warning; if it goes back (a new
+dynamics run) the schedule re-anchors.
+
+Frames: the ego is the latest ``vehicle/state`` (pose in odom). The traffic map frame and odom
+coincide: a static identity map -> odom is assumed (the dynamics node starts the ego at its
+``initial.*`` pose given in map coordinates).
+
+Lockstep (dynamics ``mode: lockstep`` with this node's name in ``lockstep_peers``): for every
+/clock tick t the node first runs the traffic steps due up to t, then publishes
+LockstepAck(node=<own name>, stamp=t) on /sim/lockstep_ack, so the dynamics may run its next
+frame; ticks between two traffic steps are acknowledged at once.
+
+Shards (shard_count > 1, paper 003): after each step the agents that left this shard's sectors
+go to their new owner on ``traffic/handover`` (reliable, depth 100); received records are adopted
+at the start of the first own step later than the sender's stamp. Every heartbeat the agents
+near the shard's border go to every other shard on ``traffic/ghosts`` (to_owner TO_ALL) and are
+installed there as read-only obstacles (set_ghosts), and published with ghost = true.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from visualization_msgs.msg import MarkerArray
+
+from vehicle_sim.core.config import load
+from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.core.traffic.network import Network
+from vehicle_sim.core.traffic.node_params import TrafficNodeParams, owned_sectors, shard_of_sector
+from vehicle_sim.core.traffic.params import TrafficParams
+from vehicle_sim.core.traffic.sim import TrafficSim
+from vehicle_sim.core.traffic.zone import Sectors
+from vehicle_sim.msg import (
+    LockstepAck,
+    TrafficAgentArray,
+    TrafficHandover,
+    TrafficLightArray,
+    VehicleState,
+)
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes import traffic_msgs as tm
+from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.paths import config_path
+
+# light states: reliable keep-last-1, re-published at lights_rate_hz for late joiners
+LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                    reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+TIMING_REPORT_STEPS = 200  # debug log of step / output compute times every this many steps
+# hand-over and ghosts: reliable and deep so no agent is lost; volatile (stale after a restart)
+HANDOVER = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def make_sim(p: TrafficNodeParams) -> tuple[TrafficSim, Sectors]:
+    """Load map and params (ConfigError naming file and key) and build this shard's core."""
+    params = load(TrafficParams, config_path(p.params_file)) if p.params_file else TrafficParams()
+    map_path = config_path(p.map_file)
+    network = Network(load_map(map_path), str(map_path))
+    sectors = Sectors(network, params.zone.sector_size_m)
+    owned = owned_sectors(sectors, p.shard_index, p.shard_count)
+    return TrafficSim(network, params, p.seed, owned_sectors=owned,
+                      owner_id=p.shard_index), sectors
+
+
+class TrafficNode(Node):
+    def __init__(self) -> None:
+        super().__init__("traffic")
+        self.p = declare_and_load(self, TrafficNodeParams)
+        self.sim, self.sectors = make_sim(self.p)
+        self.dt_ns = self.p.dt_ns
+        self.heartbeat = self.p.heartbeat_steps or self.sim.p.heartbeat_steps
+        self.light_xy, self.ped_xy = tm.light_positions(self.sim.network)
+        self.encoder = tm.AgentEncoder(self.sim.network.lane_names)
+        self.ego: tuple[float, float, float, float] | None = None
+        self.last_ns: int | None = None  # sim time of the last step (schedule anchor)
+        self.steps = self.skipped = 0
+        self._lights_sent: tuple[np.ndarray, np.ndarray] | None = None
+        self._next_lights_ns = self._next_markers_ns = 0
+        self._ghosts: dict[int, np.ndarray] = {}
+        self._pending: list[tuple[int, np.ndarray]] = []  # (sender's stamp, hand-over records)
+        self._timing = np.zeros((TIMING_REPORT_STEPS, 2))  # wall s: core step, outputs
+        self.pub_agents = self.create_publisher(TrafficAgentArray, "traffic/agents",
+                                                 qos.LARGE_STREAM)
+        self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", LIGHTS)
+        self.pub_markers = self.create_publisher(MarkerArray, "traffic/markers", qos.STATE) \
+            if self.p.publish_markers else None
+        self.create_subscription(VehicleState, self.p.state_topic, self._on_state, qos.STATE)
+        self.sharded = self.p.shard_count > 1
+        if self.sharded:
+            self.pub_handover = self.create_publisher(TrafficHandover, "traffic/handover",
+                                                      HANDOVER)
+            self.pub_ghosts = self.create_publisher(TrafficHandover, "traffic/ghosts", HANDOVER)
+            self.create_subscription(TrafficHandover, "traffic/handover", self._on_handover,
+                                     HANDOVER)
+            self.create_subscription(TrafficHandover, "traffic/ghosts", self._on_ghosts, HANDOVER)
+        if self.p.lockstep:
+            self.pub_ack = self.create_publisher(LockstepAck, "/sim/lockstep_ack", qos.COMMAND)
+            self.create_subscription(Clock, "/clock", self._on_clock, qos.STREAM)
+        self.create_timer(self.dt_ns * 1e-9, self._on_timer)
+        shard = "all sectors" if not self.sharded else (
+            f"shard {self.p.shard_index}/{self.p.shard_count} "
+            f"({len(self.sim.owned)} of {self.sectors.nx * self.sectors.ny} sectors)")
+        self.get_logger().info(
+            f"map {self.p.map_file} ({self.sim.network.n_lanes} lanes, "
+            f"{len(self.light_xy)} lights), {shard}, {self.sim.n_agents} agents at start, "
+            f"{self.p.rate_hz:g} Hz sim time, lockstep {self.p.lockstep}")
+
+    # ---- inputs ------------------------------------------------------------------------------
+    def _on_state(self, msg: VehicleState) -> None:
+        ego = tm.ego_from_state(msg)
+        if ego is None:
+            self.get_logger().warning("non-finite ego state on "
+                                      f"{self.p.state_topic} skipped", throttle_duration_sec=5.0)
+            return
+        self.ego = ego
+
+    def _on_handover(self, msg: TrafficHandover) -> None:
+        if msg.to_owner != self.p.shard_index or msg.from_owner == self.p.shard_index:
+            return
+        try:
+            self._pending.append((conv.to_ns(msg.header.stamp), tm.handover_records(msg)))
+        except ValueError as exc:
+            self.get_logger().error(f"hand-over refused, agents lost: {exc}")
+
+    def _accept_pending(self, t_ns: int) -> None:
+        """Adopt the agents handed over after a step before ``t_ns``: their records hold the
+        state at the sender's step, so they are stepped here from the next step on (never
+        twice for one instant, whichever shard runs ahead)."""
+        ready = [rec for stamp_ns, rec in self._pending if stamp_ns < t_ns]
+        self._pending = [(s, rec) for s, rec in self._pending if s >= t_ns]
+        for rec in ready:
+            try:
+                self.sim.accept(rec)
+            except (ValueError, RuntimeError) as exc:  # bad records or capacity exhausted
+                self.get_logger().error(f"hand-over refused, agents lost: {exc}")
+
+    def _on_ghosts(self, msg: TrafficHandover) -> None:
+        if msg.from_owner == self.p.shard_index:
+            return
+        try:
+            self._ghosts[msg.from_owner] = tm.handover_records(msg)
+            self.sim.set_ghosts(np.concatenate(list(self._ghosts.values())))
+        except (ValueError, RuntimeError) as exc:
+            self.get_logger().warning(f"ghosts ignored: {exc}", throttle_duration_sec=5.0)
+
+    def _on_timer(self) -> None:
+        self.advance(self.get_clock().now().nanoseconds)
+
+    def _on_clock(self, msg: Clock) -> None:
+        t_ns = conv.to_ns(msg.clock)
+        self.advance(t_ns)
+        self.pub_ack.publish(LockstepAck(node=self.get_name(), stamp=msg.clock))
+
+    # ---- schedule ----------------------------------------------------------------------------
+    def advance(self, now_ns: int) -> None:
+        """Run every traffic step due at or before ``now_ns`` (sim time)."""
+        if self.last_ns is None or now_ns < self.last_ns:
+            if self.last_ns is not None:
+                self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
+                                          "re-anchoring the traffic schedule")
+            # the first step is the first multiple of dt at or after the first time seen
+            self.last_ns = -(-now_ns // self.dt_ns) * self.dt_ns - self.dt_ns
+        due = (now_ns - self.last_ns) // self.dt_ns
+        if due > self.p.max_catch_up_steps:
+            skip = due - self.p.max_catch_up_steps
+            self.get_logger().warning(f"traffic behind sim time by {due} steps: skipping "
+                                      f"{skip}", throttle_duration_sec=5.0)
+            self.last_ns += skip * self.dt_ns
+            self.skipped += skip
+            due = self.p.max_catch_up_steps
+        for _ in range(due):
+            self.last_ns += self.dt_ns
+            self.step(self.last_ns)
+
+    def step(self, t_ns: int) -> None:
+        """One traffic step for sim time t_ns, then every output of that step."""
+        self._accept_pending(t_ns)
+        start = time.perf_counter()  # wall time only measures compute (debug log)
+        self.sim.step(self.dt_ns * 1e-9, self.ego)
+        core = time.perf_counter()
+        self.steps += 1
+        if self.sharded:
+            self._send_departures(t_ns)
+            if self.steps % self.heartbeat == 0:
+                self.pub_ghosts.publish(tm.handover_msg(
+                    self.sim.export_ghosts(self.p.ghost_margin_m), self.p.shard_index,
+                    TrafficHandover.TO_ALL, t_ns, self.p.frame_id))
+        a = self.sim.agents(include_ghosts=True)
+        owner = np.full(len(a["uid"]), self.p.shard_index)
+        if self.sharded and a["ghost"].any():
+            g = a["ghost"]
+            owner[g] = shard_of_sector(self.sectors, self.sectors.of(a["x"][g], a["y"][g]),
+                                       self.p.shard_count)
+        # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)
+        self.pub_agents.publish(self.encoder.encode(a, owner, t_ns, self.p.frame_id))
+        self._publish_lights(t_ns)
+        if self.pub_markers is not None and t_ns >= self._next_markers_ns:
+            self._next_markers_ns = t_ns + round(1e9 / self.p.markers_rate_hz)
+            self.pub_markers.publish(tm.markers_msg(
+                a, self.light_xy, self.sim.light_states()[1], t_ns, self.p.frame_id,
+                lifetime_s=2.0 / self.p.markers_rate_hz))
+        self._report_timing(core - start, time.perf_counter() - core, len(a["uid"]))
+
+    def _report_timing(self, core_s: float, out_s: float, n: int) -> None:
+        self._timing[self.steps % TIMING_REPORT_STEPS] = core_s, out_s
+        if self.steps % TIMING_REPORT_STEPS == 0:
+            p50, p99 = np.percentile(self._timing, [50, 99], axis=0) * 1e3
+            self.get_logger().debug(
+                f"{n} agents: core step p50 {p50[0]:.2f} p99 {p99[0]:.2f} ms, outputs "
+                f"(convert + publish) p50 {p50[1]:.2f} p99 {p99[1]:.2f} ms "
+                f"(budget {self.dt_ns * 1e-6:.0f} ms); {self.skipped} steps skipped so far")
+
+    def _send_departures(self, t_ns: int) -> None:
+        rec = self.sim.take_departures()
+        if not len(rec):
+            return
+        # records are the agent's float row first: columns ag.X, ag.Y are its map position
+        dest = shard_of_sector(self.sectors, self.sectors.of(rec[:, ag.X], rec[:, ag.Y]),
+                               self.p.shard_count)
+        for to in np.unique(dest).tolist():
+            self.pub_handover.publish(tm.handover_msg(rec[dest == to], self.p.shard_index, to,
+                                                      t_ns, self.p.frame_id))
+
+    def _publish_lights(self, t_ns: int) -> None:
+        names, states = self.sim.light_states()
+        ped_names, ped = self.sim.pedestrian_states()
+        sent = self._lights_sent
+        changed = sent is None or not (np.array_equal(states, sent[0])
+                                       and np.array_equal(ped, sent[1]))
+        if not changed and t_ns < self._next_lights_ns:
+            return
+        self._lights_sent = (states, ped)
+        self._next_lights_ns = t_ns + round(1e9 / self.p.lights_rate_hz)
+        self.pub_lights.publish(tm.lights_msg(names, states, self.light_xy, ped_names, ped,
+                                              self.ped_xy, t_ns, self.p.frame_id))
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(TrafficNode, "traffic", args)
