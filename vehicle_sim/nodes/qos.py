@@ -8,6 +8,11 @@ STREAM = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 # state at a moderate rate that tools (RViz, rosbag, stacks) subscribe to with the default QoS
 STATE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                    reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+# large arrays at a moderate rate (traffic agents: ~120 B per agent, 600 kB at 5000 agents):
+# best effort loses whole fragmented samples, reliable keep-last-1 delivers the newest
+LARGE_STREAM = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                          reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.VOLATILE)
 # commands from stacks and rigs: reliable, only the newest matters
 COMMAND = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
