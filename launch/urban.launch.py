@@ -22,7 +22,7 @@ def _nodes(context):
     for spec in graph.active_nodes(scenario, args):
         params_file = graph.params_file(spec)
         parameters = ([str(params_file)] if params_file else [])
-        parameters.append(graph.node_parameters(spec, args))
+        parameters.append(graph.node_parameters(spec, args, scenario))
         on_exit = None
         if spec.shutdown_on_exit and not spec.respawn:
             on_exit = [EmitEvent(event=Shutdown(reason=f"{spec.name} exited"))]

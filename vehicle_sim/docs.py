@@ -12,10 +12,12 @@ from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.run_summary import MonitorParams
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
+from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 from vehicle_sim.graph import LAUNCH_ARGS
 from vehicle_sim.recording import RecorderParams
 
-NODE_PARAMS = {"dynamics": DynamicsParams, "imu": ImuNodeParams, "gps": GpsNodeParams,
+NODE_PARAMS = {"dynamics": DynamicsParams, "traffic": TrafficNodeParams,
+               "imu": ImuNodeParams, "gps": GpsNodeParams,
                "bridge": BridgeNodeParams, "ego_driver": EgoDriverParams,
                "accident": AccidentParams,
                "sim_monitor": MonitorParams, "recorder": RecorderParams}

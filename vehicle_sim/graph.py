@@ -58,6 +58,8 @@ class NodeSpec:
     shutdown_on_exit: bool = spec(True, doc="end the whole run when this node exits "
                                   "(ignored with respawn)")
     condition: str = spec("", doc="launch argument that must be 'true' to start the node")
+    wait_for_graph: bool = spec(False, doc="pass the names of the other nodes of the run as "
+                                "parameter wait_for_nodes (the clock owner waits for them)")
 
     def __post_init__(self) -> None:
         for remap in self.remappings:
@@ -115,11 +117,18 @@ def params_file(node: NodeSpec) -> Path | None:
     return config_path(node.params_file) if node.params_file else None
 
 
-def node_parameters(node: NodeSpec, args: dict[str, str]) -> dict[str, object]:
+def node_parameters(node: NodeSpec, args: dict[str, str],
+                    scenario: Scenario | None = None) -> dict[str, object]:
     """Parameters set from launch arguments, typed as YAML reads them ('true' -> True, '1.0' ->
-    1.0), as launch_ros hands them to the node; the runner writes them back as YAML text."""
+    1.0), as launch_ros hands them to the node; the runner writes them back as YAML text.
+    With ``wait_for_graph``, also ``wait_for_nodes``: the other active nodes of ``scenario``."""
     names = ("use_sim_time", *node.args)
-    return {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
+    values = {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
+    others = [n.name for n in active_nodes(scenario, args) if n.name != node.name] \
+        if node.wait_for_graph and scenario is not None else []
+    if others:
+        values["wait_for_nodes"] = others
+    return values
 
 
 def yaml_text(value: object) -> str:

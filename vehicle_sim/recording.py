@@ -25,7 +25,7 @@ class RecorderParams:
          "/traffic/agents", "/traffic/lights", "/imu/data", "/gnss/fix", "/motion/cue",
          "/accidents", "/faults/command", "/faults/status"),
         doc="topics recorded when they appear")
-    discovery_period_s: float = spec(0.5, unit="s", gt=0.0, doc="how often to look for topics")
+    discovery_period_s: float = spec(0.2, unit="s", gt=0.0, doc="how often to look for topics")
 
 _BUILTIN = {"bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16",
             "int32", "uint32", "int64", "uint64", "string", "wstring"}

@@ -35,12 +35,13 @@ class Child:
     readers: list[threading.Thread] = field(default_factory=list)
 
 
-def node_command(spec: graph.NodeSpec, args: dict[str, str]) -> list[str]:
+def node_command(spec: graph.NodeSpec, args: dict[str, str],
+                 scenario: graph.Scenario | None = None) -> list[str]:
     cmd = [str(executable(spec.executable)), "--ros-args", "-r", f"__node:={spec.name}"]
     params = graph.params_file(spec)
     if params is not None:
         cmd += ["--params-file", str(params)]
-    for name, value in graph.node_parameters(spec, args).items():
+    for name, value in graph.node_parameters(spec, args, scenario).items():
         cmd += ["-p", f"{name}:={graph.yaml_text(value)}"]
     for remap in spec.remappings:
         cmd += ["-r", remap]
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = graph.resolve_args(given)
         scenario = graph.load_scenario(args["scenario"])
-        children = [Child(spec, node_command(spec, args))
+        children = [Child(spec, node_command(spec, args, scenario))
                     for spec in graph.active_nodes(scenario, args)]
     except (ConfigError, FileNotFoundError) as exc:
         print(f"vehicle_sim_run: {exc}", file=sys.stderr)

@@ -72,16 +72,19 @@ def test_a_dying_node_shuts_the_run_down(tmp_path):
 def test_runner_commands_match_the_declared_graph():
     args = graph.resolve_args({"mode": "fast"})
     scenario = graph.load_scenario("urban")
+    names = [spec.name for spec in graph.active_nodes(scenario, args)]
+    assert "recorder" not in names  # its condition (record) is false by default
     for spec in graph.active_nodes(scenario, args):
-        cmd = runner.node_command(spec, args)
+        cmd = runner.node_command(spec, args, scenario)
         assert cmd[1:4] == ["--ros-args", "-r", f"__node:={spec.name}"]
         assert "use_sim_time:=true" in cmd
         for name in spec.args:
             assert f"{name}:={args[name]}" in cmd
         if spec.params_file:
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()
-    assert graph.node_parameters(scenario.nodes[0], args) == {
-        "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0}
+    assert graph.node_parameters(scenario.nodes[0], args, scenario) == {
+        "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0,
+        "wait_for_nodes": names[1:]}  # the clock owner waits for every other node
 
 
 def test_a_node_declared_respawn_is_restarted(tmp_path):

@@ -34,6 +34,12 @@ class DynamicsParams:
     command_timeout_s: float = spec(0.5, unit="s", gt=0.0, doc="sim time without a command "
                                     "before the watchdog brakes")
     watchdog_brake: float = spec(1.0, ge=0.0, le=1.0, doc="brake pedal applied by the watchdog")
+    wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes are up "
+                                           "(the runner and launch file fill in the scenario's)")
+    start_timeout_s: float = spec(30.0, unit="s", gt=0.0, doc="wall time to wait for them, "
+                                  "then start anyway with a warning")
+    start_settle_s: float = spec(1.0, unit="s", ge=0.0, doc="wall time after they are up, for "
+                                 "DDS discovery to match their subscriptions")
     odom_frame: str = spec("odom", doc="REP-105 odometry frame")
     base_frame: str = spec("base_link", doc="REP-105 body frame (at the CG)")
     initial: InitialPose = InitialPose()

@@ -102,6 +102,7 @@ class SimLoop:
         tighten_timer_slack()
         status_every_s = 1.0 / self.params.status_rate_hz
         next_status = self._clock() + status_every_s
+        hooks.status(self.status())  # one at start: late joiners and short runs see the mode
         while not stop.is_set():
             self._apply_reset()
             if not self._may_step(stop):

@@ -6,9 +6,12 @@ core.vehicle. This file only converts messages and wires topics and services.
 from __future__ import annotations
 
 import threading
+import time
 
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock as RosClock
+from rclpy.clock import ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
@@ -83,11 +86,35 @@ class DynamicsNode(Node):
         self.get_logger().info(f"real_time_factor now {updated.real_time_factor:g}")
 
     def start(self) -> None:
-        self._thread.start()
+        """Start the physics once every node of wait_for_nodes is in the ROS graph (so a bounded
+        fast run does not finish before its subscribers exist), then after start_settle_s."""
+        self._waiting_since = time.monotonic()
+        self._ready_at: float | None = None
+        # a steady-clock timer: with use_sim_time a ROS-time timer would wait for the /clock
+        # that only this loop publishes
+        self._start_timer = self.create_timer(0.05, self._try_start,
+                                              clock=RosClock(clock_type=ClockType.STEADY_TIME))
+
+    def _try_start(self) -> None:
+        now = time.monotonic()
+        if self._ready_at is None:
+            missing = sorted(set(self.p.wait_for_nodes) - set(self.get_node_names()))
+            waited = now - self._waiting_since
+            if missing and waited < self.p.start_timeout_s:
+                return
+            if missing:
+                self.get_logger().warning(f"starting without {', '.join(missing)} after "
+                                          f"{waited:.0f} s")
+            self._ready_at = now + self.p.start_settle_s
+        if now >= self._ready_at:
+            self.destroy_timer(self._start_timer)
+            self.get_logger().info("physics loop started")
+            self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=2.0)
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
 
     # ---- physics thread ------------------------------------------------------------------
     def _after_step(self, k: int, t_ns: int) -> None:
