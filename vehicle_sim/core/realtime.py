@@ -8,6 +8,7 @@ stall (a pause, a debugger) the schedule is re-anchored instead of bursting to c
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import threading
 import time
@@ -27,6 +28,21 @@ def tighten_timer_slack(slack_ns: int = 1000) -> bool:
         return libc.prctl(_PR_SET_TIMERSLACK, slack_ns, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def set_realtime_priority(priority: int) -> str:
+    """Give the calling thread SCHED_FIFO ``priority`` (1-99); return "" or why it was refused.
+
+    Needs CAP_SYS_NICE or an `rtprio` limit (/etc/security/limits.conf) on real rigs. A FIFO
+    thread that never sleeps would starve its core: use it only for a loop paced by deadlines.
+    """
+    if priority <= 0:
+        return ""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (AttributeError, OSError) as exc:
+        return f"SCHED_FIFO priority {priority} refused ({exc}); running with normal scheduling"
+    return ""
 
 
 class LatenessWindow:

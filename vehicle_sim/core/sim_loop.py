@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from vehicle_sim.core.controls import CommandWatchdog
 from vehicle_sim.core.dynamics_params import DynamicsParams
-from vehicle_sim.core.realtime import LatenessWindow, LockstepBarrier, Pacer, tighten_timer_slack
+from vehicle_sim.core.realtime import (LatenessWindow, LockstepBarrier, Pacer,
+                                       set_realtime_priority, tighten_timer_slack)
 from vehicle_sim.core.vehicle.interface import Controls, VehicleModel
 
 
@@ -58,6 +59,7 @@ class SimLoop:
         self.lateness = LatenessWindow()
         self.compute = LatenessWindow()
         self.command_timeout = True
+        self.priority_problem = ""  # why a requested real-time priority was refused
         self._status_mark = (clock(), 0)
         model.reset(params.initial.x_m, params.initial.y_m, params.initial.yaw_rad,
                     params.initial.speed_mps)
@@ -100,6 +102,8 @@ class SimLoop:
     # ---- the loop thread -----------------------------------------------------------------
     def run(self, stop: threading.Event, hooks: Hooks) -> None:
         tighten_timer_slack()
+        if self.params.mode == "realtime":
+            self.priority_problem = set_realtime_priority(self.params.realtime_priority)
         status_every_s = 1.0 / self.params.status_rate_hz
         next_status = self._clock() + status_every_s
         hooks.status(self.status())  # one at start: late joiners and short runs see the mode

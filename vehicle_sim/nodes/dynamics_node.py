@@ -133,6 +133,8 @@ class DynamicsNode(Node):
             self.pub_odom.publish(conv.odometry(msg))
 
     def _publish_status(self, s: LoopStatus) -> None:
+        if self.loop.priority_problem:
+            self.get_logger().warning(self.loop.priority_problem, once=True)
         msg = SimStatus(mode=_MODES[self.p.mode], paused=s.paused, sim_time=s.sim_time_s,
                         real_time_factor_target=self.p.real_time_factor
                         if self.p.mode == "realtime" else 0.0,
