@@ -59,7 +59,10 @@ class NodeSpec:
                                   "(ignored with respawn)")
     condition: str = spec("", doc="launch argument that must be 'true' to start the node")
     wait_for_graph: bool = spec(False, doc="pass the names of the other nodes of the run as "
-                                "parameter wait_for_nodes (the clock owner waits for them)")
+                                "parameter wait_for_nodes (the clock owner waits for them), and "
+                                "the lockstep peers as lockstep_peers")
+    lockstep_peer: bool = spec(False, doc="acknowledges every frame in mode lockstep "
+                               "(gets parameter lockstep = true in that mode)")
 
     def __post_init__(self) -> None:
         for remap in self.remappings:
@@ -124,10 +127,15 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
     With ``wait_for_graph``, also ``wait_for_nodes``: the other active nodes of ``scenario``."""
     names = ("use_sim_time", *node.args)
     values = {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
-    others = [n.name for n in active_nodes(scenario, args) if n.name != node.name] \
-        if node.wait_for_graph and scenario is not None else []
-    if others:
+    active = active_nodes(scenario, args) if scenario is not None else []
+    others = [n.name for n in active if n.name != node.name]
+    if node.wait_for_graph and others:
         values["wait_for_nodes"] = others
+    peers = [n.name for n in active if n.lockstep_peer]
+    if node.wait_for_graph and peers:
+        values["lockstep_peers"] = peers
+    if node.lockstep_peer:
+        values["lockstep"] = args["mode"] == "lockstep"
     return values
 
 

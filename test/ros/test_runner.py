@@ -1,6 +1,7 @@
 """The vehicle_sim_run runner: same graph as the launch file, clean shutdown, summary, errors."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -84,7 +85,9 @@ def test_runner_commands_match_the_declared_graph():
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()
     assert graph.node_parameters(scenario.nodes[0], args, scenario) == {
         "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0,
-        "wait_for_nodes": names[1:]}  # the clock owner waits for every other node
+        "wait_for_nodes": names[1:],  # the clock owner waits for every other node
+        "lockstep_peers": ["traffic"]}
+    assert graph.node_parameters(scenario.nodes[1], args, scenario)["lockstep"] is False
 
 
 def test_a_node_declared_respawn_is_restarted(tmp_path):
@@ -111,3 +114,12 @@ def test_a_node_declared_respawn_is_restarted(tmp_path):
     assert proc.returncode == 0, out
     assert "respawning in 0.5 s" in out and "respawned 1x" in out
     assert "reached duration 4 s" in out
+
+
+def test_urban_graph_runs_in_lockstep_with_the_traffic_node_as_peer(tmp_path):
+    result = run("--mode", "lockstep", "--duration", "8", "--seed", "3", "--record_dir",
+                 str(tmp_path), "--timeout", "150", timeout=200)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = json.loads(next(tmp_path.glob("summary-*.json")).read_text())
+    assert summary["sim_time_s"] >= 8.0 and summary["distance_m"] > 5.0, summary
+    assert summary["traffic_agents_max"] > 0

@@ -52,6 +52,10 @@ class DynamicsParams:
                              f"{self.physics_rate_hz}")
         if self.mode == "lockstep" and not self.lockstep_peers:
             raise ValueError("mode lockstep needs lockstep_peers (use mode fast without peers)")
+        if self.mode == "lockstep" and self.lockstep_frame_steps % self.clock_decimation:
+            raise ValueError(f"lockstep_frame_steps {self.lockstep_frame_steps} must be a "
+                             f"multiple of clock_decimation {self.clock_decimation}: peers "
+                             f"acknowledge /clock ticks")
 
     @property
     def dt_ns(self) -> int:
