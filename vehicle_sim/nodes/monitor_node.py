@@ -29,9 +29,13 @@ class MonitorNode(Node):
 
     def _on_state(self, msg: VehicleState) -> None:
         t_s = to_ns(msg.header.stamp) * 1e-9
+        bounded = self.p.duration > 0.0
+        if self.done or (bounded and t_s > self.p.duration):
+            self.done = self.done or bounded
+            return  # the summary covers [0, duration] exactly
         self.summary.add_state(t_s, msg.pose.position.x, msg.pose.position.y,
                                msg.twist.linear.x)
-        if self.p.duration > 0.0 and t_s >= self.p.duration:
+        if bounded and t_s >= self.p.duration:
             self.done = True
 
     def _on_status(self, msg: SimStatus) -> None:
