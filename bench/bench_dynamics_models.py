@@ -5,7 +5,7 @@ Two figures per model and integrator:
 - per call: ``model.step(Controls, dt)`` from Python, as the dynamics node calls it once per tick
   (Python overhead: Controls -> array, dispatch into the jitted step).
 JIT compilation is excluded (warm-up run first). Usage:
-    /work/corevenv/bin/python bench/bench_dynamics_models.py [n_batch_steps]
+    .venv/bin/python bench/bench_dynamics_models.py [n_batch_steps]
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ Figures per integrator:
   final position compared with RK4 at 0.25 ms ("diverged" = non-finite or roll > 0.5 rad).
 Times are CPU time of this process (time.process_time), so other load on the shared machine
 does not inflate them; JIT compilation is excluded (warm-up first). Usage:
-    /work/corevenv/bin/python bench/bench_full14.py [n_batch_steps]
+    .venv/bin/python bench/bench_full14.py [n_batch_steps]
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Benchmark of the traffic core: agent steps per second and real-time capacity at 20 Hz.
 
-Run: ``/work/corevenv/bin/python bench/bench_traffic.py [N ...]``. For each agent count N a grid
+Run: ``.venv/bin/python bench/bench_traffic.py [N ...]``. For each agent count N a grid
 city with ~12.5 agents per block (the density of the default map with 200 agents) is generated,
 filled in whole-city mode, with an ego driving on the avenue (agents within 80 m use the
 single-track model), warmed up, then timed. Goal (issue 4): 5,000 agents at 20 Hz in real time

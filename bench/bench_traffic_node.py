@@ -1,7 +1,7 @@
 """Benchmark of the traffic node as a process: whole-city traffic at 20 Hz on a real-time /clock.
 
 Run (installed package, own ROS domain):
-    VSIM_VENV=/work/venv-x scripts/setup.sh; /work/venv-x/bin/python bench/bench_traffic_node.py [N ...]
+    scripts/setup.sh; .venv/bin/python bench/bench_traffic_node.py [N ...]
 
 For each agent count N (default 1000 and 5000) a grid city with ~12.5 agents per block (as
 bench_traffic.py) is written to a temporary map, the traffic node is started in whole-city
