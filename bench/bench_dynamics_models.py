@@ -18,7 +18,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vehicle_sim.core.vehicle.factory import MODELS, make_model, simulate  # noqa: E402
+from vehicle_sim.core.vehicle.factory import make_model, simulate  # noqa: E402
+
+PLANAR_MODELS = ("single_track", "kinematic")  # full14: bench/bench_full14.py
 from vehicle_sim.core.vehicle.integrators import INTEGRATORS  # noqa: E402
 from vehicle_sim.core.vehicle.interface import Controls  # noqa: E402
 from vehicle_sim.core.vehicle.params import load_vehicle  # noqa: E402
@@ -79,13 +81,13 @@ def main() -> None:
     print(f"dt = {DT_S * 1e3:.0f} ms, batch n = {n_batch}, per-call n = {n_batch // 20}")
     print(f"{'model':14s}{'integrator':11s}{'batch steps/s':>16s}{'step() calls/s':>17s}"
           f"{'batch/call':>12s}{'x real time':>13s}")
-    for kind in MODELS:
+    for kind in PLANAR_MODELS:
         for integrator in INTEGRATORS:
             batch = batch_rate(kind, integrator, car, n_batch)
             call = per_call_rate(kind, integrator, car, n_batch // 20)
             print(f"{kind:14s}{integrator:11s}{batch:16,.0f}{call:17,.0f}{batch / call:12.1f}"
                   f"{call * DT_S:13.1f}")
-    for kind in MODELS:
+    for kind in PLANAR_MODELS:
         print(f"{kind}: snapshot() {snapshot_rate(kind, car):,.0f} calls/s")
     print("target: single_track batch >= 1,000,000 steps/s; 'x real time' = step() rate * dt")
 

@@ -21,6 +21,8 @@ class DynamicsParams:
     vehicle_file: str = spec("vehicles/medium_car.yaml",
                              doc="vehicle parameter file, absolute or relative to the config dir")
     model: str = spec("single_track", doc="vehicle model (see vehicle_sim.core.vehicle.factory)")
+    terrain_file: str = spec("", doc="friction zones and heightmap (model full14), relative to "
+                             "the config dir; '' = flat dry road")
     integrator: str = spec("rk4", choices=("euler", "midpoint", "rk4"), doc="paper 001")
     physics_rate_hz: float = spec(1000.0, unit="Hz", ge=50.0, le=20000.0, doc="fixed step rate")
     state_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, doc="VehicleState and Odometry rate")
@@ -50,6 +52,8 @@ class DynamicsParams:
         if self.state_rate_hz > self.physics_rate_hz:
             raise ValueError(f"state_rate_hz {self.state_rate_hz} exceeds physics_rate_hz "
                              f"{self.physics_rate_hz}")
+        if self.terrain_file and self.model != "full14":
+            raise ValueError(f"terrain_file needs model full14 (model is {self.model})")
         if self.mode == "lockstep" and not self.lockstep_peers:
             raise ValueError("mode lockstep needs lockstep_peers (use mode fast without peers)")
         if self.mode == "lockstep" and self.lockstep_frame_steps % self.clock_decimation:

@@ -23,6 +23,7 @@ from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.core.vehicle.terrain import TerrainParams
 from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -49,6 +50,8 @@ class DynamicsNode(Node):
         self.p = declare_and_load(self, DynamicsParams)
         self.vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
         self.model = make_model(self.p.model, self.vehicle, self.p.integrator)
+        if self.p.terrain_file:
+            self.model.set_terrain(load(TerrainParams, config_path(self.p.terrain_file)))
         # compile the numba kernels now, not in the first real-time step (full14: seconds)
         self.model.step(Controls(brake=1.0), self.p.dt_ns * 1e-9)
         self.limits = ControlLimits(self.vehicle.steering.max_road_wheel_angle_rad,
