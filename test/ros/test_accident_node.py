@@ -3,9 +3,6 @@ exactly one AccidentEvent with paper 002's parts and the simulation time of firs
 from __future__ import annotations
 
 import math
-import os
-import sys
-from pathlib import Path
 
 import pytest
 from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficAgentArray, VehicleState
@@ -17,18 +14,6 @@ from vehicle_sim.paths import config_path
 L, W = 4.298, 1.674  # config/vehicles/medium_car.yaml box, also used for the agent
 T0_NS = 42_000_000_000  # contact at sim time 42 s
 DT_NS = 10_000_000  # 100 Hz states
-
-
-def node_executable(name: str, module: str, folder: Path) -> str:
-    """The console script, or (until pyproject.toml declares it) an identical wrapper script."""
-    installed = Path(sys.executable).parent / name
-    if installed.exists():
-        return name
-    script = folder / name
-    script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import main\n"
-                      f"sys.exit(main())\n")
-    os.chmod(script, 0o755)
-    return str(script)  # absolute: conftest's bin_path keeps it as is
 
 
 def state(t_ns: int, x: float, speed: float) -> VehicleState:
@@ -52,7 +37,7 @@ def test_overlaps_give_one_event_each_with_parts_and_stamp(ros_node, start_node,
     ros_node.create_subscription(AccidentEvent, "accidents", events.append, qos.EVENT)
     pub_state = ros_node.create_publisher(VehicleState, "vehicle/state", qos.STATE)
     pub_agents = ros_node.create_publisher(TrafficAgentArray, "traffic/agents", qos.STREAM)
-    start_node(node_executable("accident_node", "vehicle_sim.nodes.accident_node", tmp_path),
+    start_node("accident_node",
                params_file=str(config_path("accident.yaml")))
     ros_node.spin_until(lambda: pub_state.get_subscription_count() > 0
                         and pub_agents.get_subscription_count() > 0, what="accident node subs")

@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import sys
-from pathlib import Path
 
 from rosgraph_msgs.msg import Clock
 from vehicle_sim.msg import VehicleControl, VehicleState
@@ -13,18 +10,6 @@ from vehicle_sim.msg import VehicleControl, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.paths import config_path
-
-
-def node_executable(name: str, module: str, folder: Path) -> str:
-    """The console script, or (until pyproject.toml declares it) an identical wrapper script."""
-    installed = Path(sys.executable).parent / name
-    if installed.exists():
-        return name
-    script = folder / name
-    script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import main\n"
-                      f"sys.exit(main())\n")
-    os.chmod(script, 0o755)
-    return str(script)  # absolute: conftest's bin_path keeps it as is
 
 
 def test_autopilot_drives_the_dynamics_node_along_the_lane(ros_node, start_node, tmp_path):
@@ -38,8 +23,7 @@ def test_autopilot_drives_the_dynamics_node_along_the_lane(ros_node, start_node,
                                  qos.STREAM)
     # the ego starts at the dynamics node's default pose (0, 0, 0), in the corner junction off
     # the lanes: the autopilot picks lane h0_0_f0 (from (9, -1.75) heading east) and joins it
-    driver = start_node(node_executable("ego_driver_node", "vehicle_sim.nodes.ego_driver_node",
-                                        tmp_path), params={"use_sim_time": True},
+    driver = start_node("ego_driver_node", params={"use_sim_time": True},
                         params_file=str(config_path("ego_driver.yaml")))
     start_node("dynamics_node", params={"real_time_factor": 3.0, "status_rate_hz": 5.0},
                remappings=("vehicle/control:=autonomy/control",))
@@ -63,7 +47,6 @@ def test_autopilot_drives_the_dynamics_node_along_the_lane(ros_node, start_node,
 
 
 def test_a_missing_map_refuses_to_start(start_node, tmp_path):
-    proc = start_node(node_executable("ego_driver_node", "vehicle_sim.nodes.ego_driver_node",
-                                      tmp_path), params={"map_file": "maps/no_such_map.yaml"})
+    proc = start_node("ego_driver_node", params={"map_file": "maps/no_such_map.yaml"})
     assert proc.proc.wait(timeout=30) == 2
     assert "no_such_map.yaml" in proc.stop()

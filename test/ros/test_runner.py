@@ -19,6 +19,26 @@ def run(*args: str, timeout: float = 120.0, **kwargs) -> subprocess.CompletedPro
                           **kwargs)
 
 
+def start_runner(*args: str) -> tuple[subprocess.Popen, list[str]]:
+    """Start the runner and read its output until the dynamics node is up."""
+    proc = subprocess.Popen([RUNNER, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "[dynamics]" in line and "model" in line:
+            break
+    return proc, lines
+
+
+def kill_dynamics() -> None:
+    pids = subprocess.run(["pgrep", "-f", "dynamics_node --ros-args -r __node:=dynamics"],
+                          capture_output=True, text=True).stdout.split()
+    assert pids, "dynamics process not found"
+    for pid in pids:
+        os.kill(int(pid), signal.SIGKILL)
+
+
 def test_bounded_fast_run_ends_cleanly_with_a_summary(tmp_path):
     result = run("--mode", "fast", "--duration", "5", "record_dir:=" + str(tmp_path),
                  "--timeout", "100")
@@ -37,13 +57,7 @@ def test_unknown_scenario_is_refused_with_the_known_names():
 
 
 def test_ctrl_c_stops_every_node_and_prints_the_summary(tmp_path):
-    proc = subprocess.Popen([RUNNER, "--duration", "0", "--record_dir", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    for line in proc.stdout:  # wait until the dynamics loop is up
-        lines.append(line)
-        if "[dynamics]" in line and "model" in line:
-            break
+    proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     out = "".join(lines) + proc.communicate(timeout=60)[0]
@@ -52,19 +66,8 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary(tmp_path):
 
 
 def test_a_dying_node_shuts_the_run_down(tmp_path):
-    proc = subprocess.Popen([RUNNER, "--duration", "0", "--record_dir", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if "[dynamics]" in line and "model" in line:
-            break
-    pids = subprocess.run(["pgrep", "-f", "dynamics_node --ros-args -r __node:=dynamics"],
-                          capture_output=True, text=True).stdout.split()
-    mine = [int(p) for p in pids]
-    assert mine, "dynamics process not found"
-    for pid in mine:
-        os.kill(pid, signal.SIGKILL)
+    proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
+    kill_dynamics()
     out = "".join(lines) + proc.communicate(timeout=60)[0]
     assert proc.returncode == 1, out
     assert "dynamics exited with code -9" in out and "sim_monitor: exit 0" in out
@@ -98,18 +101,9 @@ def test_a_node_declared_respawn_is_restarted(tmp_path):
         "  - {name: dynamics, executable: dynamics_node, params_file: dynamics.yaml,\n"
         "     args: [mode], respawn: true, respawn_delay_s: 0.5}\n"
         "  - {name: sim_monitor, executable: sim_monitor, args: [duration, record_dir]}\n")
-    proc = subprocess.Popen([RUNNER, "--scenario", str(scenario), "--mode", "realtime",
-                             "--duration", "4", "--record_dir", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if "[dynamics]" in line and "model" in line:
-            break
-    pids = subprocess.run(["pgrep", "-f", "dynamics_node --ros-args -r __node:=dynamics"],
-                          capture_output=True, text=True).stdout.split()
-    for pid in pids:
-        os.kill(int(pid), signal.SIGKILL)
+    proc, lines = start_runner("--scenario", str(scenario), "--mode", "realtime",
+                               "--duration", "4", "--record_dir", str(tmp_path))
+    kill_dynamics()
     out = "".join(lines) + proc.communicate(timeout=90)[0]
     assert proc.returncode == 0, out
     assert "respawning in 0.5 s" in out and "respawned 1x" in out
