@@ -45,12 +45,13 @@ class VehicleSnapshot:
     acceleration_mps2: np.ndarray = field(default_factory=lambda: np.zeros(3))
     angular_acceleration_radps2: np.ndarray = field(default_factory=lambda: np.zeros(3))
     wheel_speed_radps: np.ndarray = field(default_factory=lambda: np.zeros(4))  # spin, FL FR RL RR
-    wheel_slip_ratio: np.ndarray = field(default_factory=lambda: np.zeros(4))  # (w R - vx)/max(|vx|,eps)
+    # longitudinal slip (w R - vx) / max(|vx|, eps), FL FR RL RR
+    wheel_slip_ratio: np.ndarray = field(default_factory=lambda: np.zeros(4))
     wheel_slip_angle_rad: np.ndarray = field(default_factory=lambda: np.zeros(4))
     steer_rad: float = 0.0  # road-wheel angle actually applied
     gear: int = 0
     engine_rpm: float = 0.0
-    aligning_moment_nm: float = 0.0  # total self-aligning moment of the front tyres (force feedback)
+    aligning_moment_nm: float = 0.0  # self-aligning moment of the front tyres (force feedback)
 
 
 class VehicleModel(Protocol):
@@ -60,7 +61,7 @@ class VehicleModel(Protocol):
 
     def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
               speed_mps: float = 0.0) -> None:
-        """Place the vehicle on the ground at (x, y) heading yaw with forward speed, at rest otherwise."""
+        """On the ground at (x, y) heading yaw with forward speed, at rest otherwise."""
 
     def step(self, controls: Controls, dt_s: float) -> None:
         """Advance the state by dt_s with the controls held constant over the step."""

@@ -19,12 +19,13 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
+from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import (
-    P_A, P_B, P_FZF, P_FZR, P_MASS, P_MU, VehicleParams, pack)
+    P_A, P_B, P_FZF, P_FZR, P_MASS, P_MU)
+from vehicle_sim.core.vehicle.planar import PlanarModel
 from vehicle_sim.core.vehicle.single_track import (
-    U_GEAR, axle_long_forces, brake_demands, brake_locked, controls_array, settle_speed,
-    steer_angle, stepper, wheel_outputs)
+    U_GEAR, axle_long_forces, brake_demands, brake_locked, settle_speed, steer_angle,
+    wheel_outputs)
 
 K_X, K_Y, K_YAW, K_V = range(4)
 N_STATE = 4
@@ -68,35 +69,19 @@ def ks_simulate(step_fn, f, x0, controls, p, dt, n):
     return out
 
 
-class KinematicModel:
-    """Kinematic bicycle as a :class:`~interface.VehicleModel` (reference point: CG)."""
+class KinematicModel(PlanarModel):
+    """Kinematic bicycle as a :class:`~interface.VehicleModel` (reference point: CG).
+
+    State indices K_*: at (x, y) heading yaw with speed v of the CG (along beta from body x).
+    """
 
     name = "kinematic"
 
-    def __init__(self, params: VehicleParams, integrator: str = "rk4"):
-        self.params = params
-        self._p = pack(params)
-        self._stepper = stepper(integrator)
-        self._x = np.zeros(N_STATE)
-        self._u = controls_array(Controls())
+    def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
+        return np.array([x_m, y_m, yaw_rad, speed_mps], dtype=float)
 
-    @property
-    def state(self) -> np.ndarray:
-        """A copy of the state vector (indices K_*)."""
-        return self._x.copy()
-
-    def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
-              speed_mps: float = 0.0) -> None:
-        """At (x, y) [m] heading yaw [rad] with speed [m/s] along body x."""
-        self._x = np.array([x_m, y_m, yaw_rad, speed_mps], dtype=float)
-        self._u = controls_array(Controls())
-
-    def step(self, controls: Controls, dt_s: float) -> None:
-        """Advance by dt_s [s] with the controls held."""
-        if not dt_s > 0.0 or not math.isfinite(dt_s):
-            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
-        self._u = controls_array(controls)
-        self._x = ks_advance(self._stepper, kinematic_f, self._x, self._u, self._p, dt_s)
+    def advance(self, x, u, p, dt_s) -> np.ndarray:
+        return ks_advance(self._stepper, kinematic_f, x, u, p, dt_s)
 
     def snapshot(self) -> VehicleSnapshot:
         """Current state; slip angles are 0 by construction, accelerations from dx/dt."""

@@ -32,29 +32,17 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.vehicle.integrators import integrator
-from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
+from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import (
     P_A, P_B, P_BRAKE_FMAX, P_BRAKE_FRONT, P_CAF, P_CAR, P_CRR, P_DRAG, P_DRIVE_FRONT, P_FMAX,
     P_FZF, P_FZR, P_G, P_IZ, P_MASS, P_MU, P_PMAX, P_STEER_MAX, P_TAU, P_TRAIL, P_V_HI, P_V_LO,
-    P_VREV, VehicleParams, pack)
+    P_VREV)
+from vehicle_sim.core.vehicle.planar import (  # noqa: F401 (re-exported for kinematic, full14)
+    N_INPUT, U_BRAKE, U_CLUTCH, U_GEAR, U_HANDBRAKE, U_STEER, U_THROTTLE, PlanarModel,
+    controls_array, stepper)
 
 S_X, S_Y, S_YAW, S_U, S_V, S_R = range(6)
 N_STATE = 6
-# Input layout shared by the planar models (one float64 array per step).
-U_STEER, U_THROTTLE, U_BRAKE, U_CLUTCH, U_GEAR, U_HANDBRAKE = range(6)
-N_INPUT = 6
-
-
-def stepper(name: str):
-    """The integrator ``name`` (integrators.INTEGRATORS), jitted once per process."""
-    return integrator(name)
-
-
-def controls_array(c: Controls) -> np.ndarray:
-    """Controls -> the kernels' input array (indices U_*)."""
-    return np.array([c.steer_rad, c.throttle, c.brake, c.clutch, float(c.gear),
-                     1.0 if c.handbrake else 0.0])
 
 
 @njit(cache=True)
@@ -280,35 +268,19 @@ def brake_locked(fx: float, demand: float, limit: float, speed: float) -> bool:
     return demand > 0.0 and speed != 0.0 and fx * speed < 0.0 and abs(fx) >= limit * (1 - 1e-9)
 
 
-class SingleTrackModel:
-    """Paper 004 single-track model as a :class:`~interface.VehicleModel` (reference point: CG)."""
+class SingleTrackModel(PlanarModel):
+    """Paper 004 single-track model as a :class:`~interface.VehicleModel` (reference point: CG).
+
+    State indices S_*: at (x, y) heading yaw with forward speed u, lateral speed v, yaw rate r.
+    """
 
     name = "single_track"
 
-    def __init__(self, params: VehicleParams, integrator: str = "rk4"):
-        self.params = params
-        self._p = pack(params)
-        self._stepper = stepper(integrator)
-        self._x = np.zeros(N_STATE)
-        self._u = controls_array(Controls())
+    def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
+        return np.array([x_m, y_m, yaw_rad, speed_mps, 0.0, 0.0], dtype=float)
 
-    @property
-    def state(self) -> np.ndarray:
-        """A copy of the state vector (indices S_*)."""
-        return self._x.copy()
-
-    def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
-              speed_mps: float = 0.0) -> None:
-        """At (x, y) [m] heading yaw [rad] with forward speed [m/s], no lateral or yaw motion."""
-        self._x = np.array([x_m, y_m, yaw_rad, speed_mps, 0.0, 0.0], dtype=float)
-        self._u = controls_array(Controls())
-
-    def step(self, controls: Controls, dt_s: float) -> None:
-        """Advance by dt_s [s] with the controls held."""
-        if not dt_s > 0.0 or not math.isfinite(dt_s):
-            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
-        self._u = controls_array(controls)
-        self._x = st_advance(self._stepper, single_track_f, self._x, self._u, self._p, dt_s)
+    def advance(self, x, u, p, dt_s) -> np.ndarray:
+        return st_advance(self._stepper, single_track_f, x, u, p, dt_s)
 
     def snapshot(self) -> VehicleSnapshot:
         """The current state; accelerations from the derivative at the last controls."""

@@ -1,0 +1,64 @@
+"""What the planar models (single-track, kinematic) share as VehicleModel objects: packed
+parameters, the integrator, the state vector and the held controls."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vehicle_sim.core.vehicle.integrators import integrator
+from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.params import VehicleParams, pack
+
+# Input layout shared by the planar models (one float64 array per step).
+U_STEER, U_THROTTLE, U_BRAKE, U_CLUTCH, U_GEAR, U_HANDBRAKE = range(6)
+N_INPUT = 6
+
+
+def controls_array(c: Controls) -> np.ndarray:
+    """Controls -> the kernels' input array (indices U_*)."""
+    return np.array([c.steer_rad, c.throttle, c.brake, c.clutch, float(c.gear),
+                     1.0 if c.handbrake else 0.0])
+
+
+def stepper(name: str):
+    """The integrator ``name`` (integrators.INTEGRATORS), jitted once per process."""
+    return integrator(name)
+
+
+class PlanarModel:
+    """Base of SingleTrackModel and KinematicModel; subclasses set ``name``, ``advance`` (the
+    jitted step with its model function) and ``initial_state``, and write ``snapshot``."""
+
+    name = ""
+
+    def __init__(self, params: VehicleParams, integrator: str = "rk4"):
+        self.params = params
+        self._p = pack(params)
+        self._stepper = stepper(integrator)
+        self.reset()
+
+    @property
+    def state(self) -> np.ndarray:
+        """A copy of the state vector (indices of the subclass's module)."""
+        return self._x.copy()
+
+    def initial_state(self, x_m: float, y_m: float, yaw_rad: float,
+                      speed_mps: float) -> np.ndarray:
+        raise NotImplementedError
+
+    def advance(self, x: np.ndarray, u: np.ndarray, p: np.ndarray, dt_s: float) -> np.ndarray:
+        raise NotImplementedError
+
+    def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
+              speed_mps: float = 0.0) -> None:
+        """At (x, y) [m] heading yaw [rad] with forward speed [m/s], controls released."""
+        self._x = self.initial_state(x_m, y_m, yaw_rad, speed_mps)
+        self._u = controls_array(Controls())
+
+    def step(self, controls: Controls, dt_s: float) -> None:
+        """Advance by dt_s [s] with the controls held."""
+        if not dt_s > 0.0 or not math.isfinite(dt_s):
+            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
+        self._u = controls_array(controls)
+        self._x = self.advance(self._x, self._u, self._p, dt_s)
