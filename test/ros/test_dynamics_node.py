@@ -217,25 +217,24 @@ def test_real_time_factor_is_validated_and_applied_on_set(ros_node, probe, start
     assert advanced_s < 0.2, advanced_s
 
 
-def _stopping_distance(ros_node, probe, start_node, **params) -> float:
+def _stopping_distance(ros_node, probe, start_node, start_x_m: float, **params) -> float:
+    """Distance to rest under watchdog braking from 15 m/s; each run starts at its own x so
+    that states still in flight from an earlier run cannot be mistaken for this one's."""
     probe.states.clear()
-    proc = start_node("dynamics_node", params={"model": "full14", "mode": "fast",
-                                               "initial.speed_mps": 15.0,
-                                               "command_timeout_s": 0.1, **params})
-    ros_node.spin_until(lambda: probe.states and probe.states[-1].header.stamp.sec >= 1
+    start_node("dynamics_node", params={"model": "full14", "mode": "fast",
+                                        "initial.speed_mps": 15.0, "initial.x_m": start_x_m,
+                                        "command_timeout_s": 0.1, **params})
+    ros_node.spin_until(lambda: probe.states and probe.states[-1].pose.position.x > start_x_m
+                        and probe.states[-1].header.stamp.sec >= 1
                         and abs(probe.states[-1].twist.linear.x) < 0.01,
                         timeout_s=60.0, what="vehicle braked to rest by the watchdog")
-    distance = probe.states[-1].pose.position.x
-    proc.stop()
-    for _ in range(10):  # drain what the stopped node had in flight before the next run
-        ros_node.test_executor.spin_once(timeout_sec=0.05)
-    return distance
+    return probe.states[-1].pose.position.x - start_x_m
 
 
 def test_terrain_file_puts_the_full_vehicle_on_ice(ros_node, probe, start_node):
     """Watchdog braking from 15 m/s: v^2 / (2 mu g) is ~11 m on dry asphalt, ~100 m on ice."""
-    dry = _stopping_distance(ros_node, probe, start_node)
-    ice = _stopping_distance(ros_node, probe, start_node,
+    dry = _stopping_distance(ros_node, probe, start_node, 0.0)
+    ice = _stopping_distance(ros_node, probe, start_node, 1000.0,
                              terrain_file="terrain/ice_everywhere.yaml")
     assert 8.0 < dry < 20.0, dry
     assert ice > 5.0 * dry, (dry, ice)

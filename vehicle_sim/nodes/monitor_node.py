@@ -31,8 +31,11 @@ class MonitorNode(Node):
         t_s = to_ns(msg.header.stamp) * 1e-9
         bounded = self.p.duration > 0.0
         if self.done or (bounded and t_s > self.p.duration):
+            # the run reached its end (samples may be dropped in fast mode); the summary
+            # covers [0, duration] exactly
             self.done = self.done or bounded
-            return  # the summary covers [0, duration] exactly
+            self.summary.sim_time_s = max(self.summary.sim_time_s, self.p.duration)
+            return
         self.summary.add_state(t_s, msg.pose.position.x, msg.pose.position.y,
                                msg.twist.linear.x)
         if bounded and t_s >= self.p.duration:
