@@ -107,6 +107,7 @@ class SimLoop:
         status_every_s = 1.0 / self.params.status_rate_hz
         next_status = self._clock() + status_every_s
         hooks.status(self.status())  # one at start: late joiners and short runs see the mode
+        steps_per_s = max(1, round(1e9 / self.dt_ns))
         while not stop.is_set():
             self._apply_reset()
             if not self._may_step(stop):
@@ -117,8 +118,11 @@ class SimLoop:
             hooks.after_step(self.k, self.t_ns)
             if self.barrier is not None and self.k % self.params.lockstep_frame_steps == 0:
                 self._wait_frame(stop, hooks)
-            if self._clock() >= next_status:
-                next_status += status_every_s
+            # every status period of wall time, and in fast/lockstep modes also every simulated
+            # second (a fast run may end before one wall period)
+            sim_second = self.params.mode != "realtime" and self.k % steps_per_s == 0
+            if sim_second or self._clock() >= next_status:
+                next_status = self._clock() + status_every_s
                 hooks.status(self.status())
         if self.barrier is not None:
             self.barrier.release()
