@@ -48,8 +48,8 @@ def test_bounded_fast_run_ends_cleanly_with_a_summary(tmp_path):
     assert "dynamics: exit 0" in out and "sim_monitor: exit 0" in out
     summaries = list(tmp_path.glob("summary-*.json"))
     assert len(summaries) == 1 and '"sim_time_s": 5.' in summaries[0].read_text()
-    # status comes every simulated second in fast mode, so the summary has the loop's figures
-    assert json.loads(summaries[0].read_text())["physics_steps"] >= 4000
+    summary = json.loads(summaries[0].read_text())
+    assert summary["physics_steps"] <= 5000, "a status from after the duration was counted"
 
 
 def test_unknown_scenario_is_refused_with_the_known_names():

@@ -15,12 +15,16 @@ from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 
 
+DRAIN_S = 0.5  # [s] wall time to take in what is still queued once the duration is reached
+
+
 class MonitorNode(Node):
     def __init__(self) -> None:
         super().__init__("sim_monitor")
         self.p = declare_and_load(self, MonitorParams)
         self.summary = RunSummary()
         self.done = False
+        self._done_wall: float | None = None
         self._wall0 = time.monotonic()
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
         self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
@@ -41,7 +45,19 @@ class MonitorNode(Node):
         if bounded and t_s >= self.p.duration:
             self.done = True
 
+    @property
+    def finished(self) -> bool:
+        """Duration reached, and DRAIN_S of wall time passed for the status and events published
+        up to it to arrive (a fast run outpaces this node's executor)."""
+        if not self.done:
+            return False
+        if self._done_wall is None:
+            self._done_wall = time.monotonic()
+        return time.monotonic() - self._done_wall >= DRAIN_S
+
     def _on_status(self, msg: SimStatus) -> None:
+        if self.p.duration > 0.0 and msg.sim_time > self.p.duration + 1e-9:
+            return  # the summary covers [0, duration]
         self.summary.add_status(msg.steps, msg.overruns, msg.real_time_factor,
                                 msg.lateness_p99, msg.command_timeout, msg.rejected_commands)
 
@@ -71,7 +87,7 @@ def main(args: list[str] | None = None) -> int:
         holder.append(MonitorNode())
         return holder[0]
 
-    code = run(make, "sim_monitor", args, done=lambda node: node.done)
+    code = run(make, "sim_monitor", args, done=lambda node: node.finished)
     if holder:
         node = holder[0]
         reason = (f"reached duration {node.p.duration:g} s of simulated time" if node.done
