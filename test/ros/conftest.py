@@ -82,3 +82,18 @@ def start_node():
     yield start
     for proc in started:
         proc.stop()
+
+
+@pytest.fixture
+def assert_refuses(start_node):
+    """Start a node with bad parameters: it must exit 2 with 'refusing to start' and ``words``
+    in its output (vehicle_sim.nodes.main.run)."""
+
+    def check(executable: str, params: dict, words: str, timeout_s: float = 60.0) -> None:
+        proc = start_node(executable, params=params)
+        proc.proc.wait(timeout=timeout_s)
+        output = proc.stop()
+        assert proc.proc.returncode == 2, output
+        assert "refusing to start" in output and words in output, output
+
+    return check

@@ -400,12 +400,8 @@ def test_evdev_wheel_and_force_feedback_through_uinput(ros_node, start_node, rig
     ({"cue_rate_hz": 900.0}, "cue_rate_hz must not exceed platform_rate_hz"),
     ({"platform_file": "/nonexistent/rig.yaml"}, "/nonexistent/rig.yaml: cannot read file"),
 ])
-def test_bad_parameters_refuse_to_start(start_node, params, words):
-    proc = start_node("bridge_node", params=params)
-    proc.proc.wait(timeout=30)
-    output = proc.stop()
-    assert proc.proc.returncode == 2, output
-    assert "refusing to start" in output and words in output, output
+def test_bad_parameters_refuse_to_start(assert_refuses, params, words):
+    assert_refuses("bridge_node", params, words)
 
 
 def test_evdev_absent_or_missing_device_is_one_log_line(start_node, rig, ros_node):

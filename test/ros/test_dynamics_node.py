@@ -157,12 +157,8 @@ def test_lockstep_advances_only_when_the_peer_acknowledges(ros_node, probe, star
     ({"vehicle_file": "/nonexistent/car.yaml"}, "/nonexistent/car.yaml: cannot read file"),
     ({"real_time_factor": "fast"}, "real_time_factor"),
 ])
-def test_bad_parameters_refuse_to_start_naming_the_parameter(start_node, params, words):
-    proc = start_node("dynamics_node", params=params)
-    proc.proc.wait(timeout=30)
-    output = proc.stop()
-    assert proc.proc.returncode == 2, output
-    assert "refusing to start" in output and words in output, output
+def test_bad_parameters_refuse_to_start_naming_the_parameter(assert_refuses, params, words):
+    assert_refuses("dynamics_node", params, words)
 
 
 def test_cmd_vel_drives_forward_and_turns_left(ros_node, probe, start_node):

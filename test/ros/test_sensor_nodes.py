@@ -292,8 +292,5 @@ def test_gps_fix_at_origin_outage_zone_and_faults(rig, start_node, outage_zone):
     ("gps_node", {"zones_file": "/nonexistent/zones.yaml"}, "/nonexistent/zones.yaml"),
     ("imu_node", {"imu_rate": 100.0}, "imu_rate"),
 ])
-def test_bad_parameters_refuse_to_start(start_node, exe, params, expect):
-    proc = start_node(exe, params=params)
-    assert proc.proc.wait(timeout=30) == 2
-    out = proc.stop()
-    assert "refusing to start" in out and expect in out
+def test_bad_parameters_refuse_to_start(assert_refuses, exe, params, expect):
+    assert_refuses(exe, params, expect)

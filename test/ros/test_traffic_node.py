@@ -391,7 +391,7 @@ def test_shard_rule_splits_sector_columns_west_to_east():
     ("params", "lights.cycle_s"),
     ("shard", "shard_index"),
 ])
-def test_malformed_files_refuse_to_start_naming_file_and_key(start_node, tmp_path, broken,
+def test_malformed_files_refuse_to_start_naming_file_and_key(assert_refuses, tmp_path, broken,
                                                               words):
     params = dict(SIM)
     if broken == "map":
@@ -406,8 +406,4 @@ def test_malformed_files_refuse_to_start_naming_file_and_key(start_node, tmp_pat
         words = f"bad_params.yaml: {words}"
     else:
         params.update(shard_index=2, shard_count=2)
-    proc = start_node("traffic_node", params=params)
-    proc.proc.wait(timeout=60)
-    output = proc.stop()
-    assert proc.proc.returncode == 2, output
-    assert "refusing to start" in output and words in output, output
+    assert_refuses("traffic_node", params, words)
