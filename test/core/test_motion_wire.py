@@ -19,6 +19,7 @@ from vehicle_sim.core.motion.wire import (
     encode_binary,
     encode_input_packet,
     encode_text,
+    frame_bytes,
     quantize,
 )
 
@@ -53,6 +54,14 @@ def test_text_frames_are_in_range_and_fixed_length_for_any_input(values, params)
     q = quantize(values, params.bits)
     assert np.all((q >= 0) & (q <= (1 << params.bits) - 1))
     assert all(q[i] == (1 << params.bits) // 2 for i, v in enumerate(values) if v != v)  # NaN
+
+
+@given(st.lists(any_float, min_size=1, max_size=6), formats, st.sampled_from(("", "\n", "\r\n")))
+def test_frame_bytes_is_the_length_of_every_frame(values, params, terminator):
+    text = WireParams(**{**vars(params), "terminator": terminator})
+    binary = WireParams(**{**vars(params), "format": "binary"})
+    assert len(encode_text(values, text)) == frame_bytes(text, len(values))
+    assert len(encode_binary(values, 7, binary)) == frame_bytes(binary, len(values))
 
 
 @given(st.lists(any_float, min_size=1, max_size=8), st.integers(0, 255), formats)

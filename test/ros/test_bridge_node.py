@@ -6,6 +6,8 @@ Platform frames are decoded with the core decoder; input packets are built with 
 from __future__ import annotations
 
 import math
+import os
+import select
 import socket
 import threading
 import time
@@ -20,7 +22,7 @@ from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
 from vehicle_sim.core.config import load
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.motion.params import PlatformParams
-from vehicle_sim.core.motion.wire import RigInput, decode_binary, encode_input_packet
+from vehicle_sim.core.motion.wire import RigInput, decode_binary, encode_input_packet, frame_bytes
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import rpy_from_quaternion
 from vehicle_sim.paths import config_path
@@ -399,9 +401,40 @@ def test_evdev_wheel_and_force_feedback_through_uinput(ros_node, start_node, rig
     ({"platform_rate_hz": 20.0}, "platform_rate_hz: must be >= 50.0"),
     ({"cue_rate_hz": 900.0}, "cue_rate_hz must not exceed platform_rate_hz"),
     ({"platform_file": "/nonexistent/rig.yaml"}, "/nonexistent/rig.yaml: cannot read file"),
+    ({"serial_device": "/dev/ttyUSB0", "serial_baud": 9600, "serial_rate_hz": 100.0},
+     "serial_baud 9600 carries at most"),
 ])
 def test_bad_parameters_refuse_to_start(assert_refuses, params, words):
     assert_refuses("bridge_node", params, words)
+
+
+def test_serial_output_sends_whole_frames_to_a_real_tty(ros_node, start_node, rig):
+    master, slave = os.openpty()
+    try:
+        proc, neutral = start_bridge(ros_node, start_node, rig, serial_device=os.ttyname(slave),
+                                     serial_baud=115200, serial_rate_hz=100.0,
+                                     wire_format="binary")
+        size = frame_bytes(PLATFORM.wire, len(neutral))
+        data = b""
+        deadline = time.monotonic() + 10.0
+        while len(data) < 30 * size and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            data += os.read(master, 4096) if ready else b""
+        frames = [data[i:i + size] for i in range(0, len(data) - size + 1, size)]
+        assert len(frames) >= 30, f"{len(data)} bytes from the tty"
+        values = np.array([decode_binary(f, PLATFORM.wire)[1] for f in frames])  # CRC, length
+        assert np.all(np.abs(values - neutral) <= QUANTUM + 1e-12), "no state yet: neutral"
+        udp = len(rig.frames)
+        os.close(master)  # the adapter is pulled: the node logs it and keeps its loop
+        master = -1
+        ros_node.spin_until(lambda: len(rig.frames) > udp + 200, what="UDP frames after loss")
+        out = proc.stop()
+        assert proc.proc.returncode == 0, out
+        assert "serial link" in out and "lost" in out and "link lost 1 times" in out, out
+    finally:
+        for fd in (master, slave):
+            if fd >= 0:
+                os.close(fd)
 
 
 def test_evdev_absent_or_missing_device_is_one_log_line(start_node, rig, ros_node):

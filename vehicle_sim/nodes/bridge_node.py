@@ -31,7 +31,7 @@ from vehicle_sim.core.motion.safety import Mode
 from vehicle_sim.core.motion.steering import SteeringBridge, SteeringFrame
 from vehicle_sim.core.realtime import LatenessWindow, Pacer, tighten_timer_slack
 from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
-from vehicle_sim.nodes import bridge_io, qos
+from vehicle_sim.nodes import bridge_io, qos, serial_link
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
@@ -65,6 +65,7 @@ class BridgeNode(Node):
         self.p = p = declare_and_load(self, BridgeNodeParams)
         self.platform = p.apply_to(load(PlatformParams, config_path(p.platform_file)))
         self.motion = MotionBridge(self.platform)
+        p.check_serial_capacity(self.motion.frame_bytes)
         self.steering = SteeringBridge(self.platform.inputs, self.platform.mux, self.platform.ffb)
         self._lock = threading.Lock()  # motion + steering: loop, rig-input and service threads
         self._sample: _Sample | None = None
@@ -85,6 +86,8 @@ class BridgeNode(Node):
         self.create_service(SetBool, "bridge/estop", self._on_estop)
         log = self.get_logger()
         self.sender = bridge_io.UdpSender(p.output_host, p.output_port) if p.output_port else None
+        self.serial = (serial_link.SerialSender(p.serial_device, p.serial_baud, log.warning)
+                       if p.serial_device else None)
         self.receiver = (bridge_io.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
                                                self._on_packet) if p.input_port else None)
         self.wheel = bridge_io.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
@@ -93,10 +96,14 @@ class BridgeNode(Node):
         self.cycles = 0
         self.failed = False
         self._cue_every, self._control_every = p.every(p.cue_rate_hz), p.every(p.control_rate_hz)
+        self._serial_every = p.every(p.serial_rate_hz)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="platform", daemon=True)
         out = (f"{self.platform.wire.format} frames to {p.output_host}:{p.output_port}"
                if self.sender else "platform output off (output_port 0)")
+        if self.serial:
+            out += (f"; serial {p.serial_device} at {p.serial_baud} baud, "
+                    f"{p.platform_rate_hz / self._serial_every:g} frames/s")
         rig = f"{p.input_host}:{p.input_port}" if self.receiver else "off"
         log.info(f"platform {self.platform.kind} ({p.platform_file}) at {p.platform_rate_hz:g} Hz, "
                  f"{out}; rig input UDP {rig}")
@@ -110,7 +117,7 @@ class BridgeNode(Node):
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2.0)
-        for part in (self.receiver, self.wheel, self.sender):
+        for part in (self.receiver, self.wheel, self.sender, self.serial):
             if part is not None:
                 part.stop()
         self._log_stats("at exit")
@@ -149,6 +156,8 @@ class BridgeNode(Node):
                                         sample.aligning_nm if sample else 0.0)
         if self.sender is not None:
             self.sender.send(frame.payload)
+        if self.serial is not None and self.cycles % self._serial_every == 0:
+            self.serial.send(frame.payload, now)
         if self.wheel is not None and self.wheel.has_ff and steer.ff_level is not None:
             self.wheel.set_level(steer.ff_level)
         self._publish_control(steer, auto_fresh)
@@ -201,6 +210,10 @@ class BridgeNode(Node):
         s = self.sender
         sent = "no output" if s is None else f"frames sent {s.sent}, send errors {s.errors}" + (
             f" (last: {s.last_error})" if s.errors else "")
+        if self.serial is not None:
+            q = self.serial
+            sent += (f"; serial frames sent {q.sent}, dropped (line busy) {q.dropped}, "
+                     f"link lost {q.losses} times{'' if q.connected else ' (not connected)'}")
         dropped = self.receiver.dropped if self.receiver else 0
         self.get_logger().info(
             f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "

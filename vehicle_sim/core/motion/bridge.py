@@ -19,7 +19,7 @@ from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode, MotionSafety
 from vehicle_sim.core.motion.stewart import IKResult, StewartPlatform, VerticalActuatorRig
 from vehicle_sim.core.motion.washout import ClassicalWashout
-from vehicle_sim.core.motion.wire import encode_binary, encode_text
+from vehicle_sim.core.motion.wire import encode_binary, encode_text, frame_bytes
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,11 @@ class MotionBridge:
     def cue(self) -> tuple[np.ndarray, np.ndarray]:
         """Latest (specific force [m/s^2], angular velocity [rad/s]) at the head, base_link axes."""
         return self._cue[0].copy(), self._cue[1].copy()
+
+    @property
+    def frame_bytes(self) -> int:
+        """Size [bytes] of every frame this platform sends (fixed by wire format and axes)."""
+        return frame_bytes(self.params.wire, len(self._last_actuator))
 
     def on_vehicle_state(self, now_s: float, accel_cg_mps2: np.ndarray, omega_radps: np.ndarray,
                          alpha_radps2: np.ndarray, rpy_rad: np.ndarray) -> None:

@@ -18,6 +18,11 @@ from vehicle_sim.core.config import spec
 from vehicle_sim.core.motion.params import PlatformParams
 
 EVDEV_AXES = ("steering", "throttle", "brake", "clutch")
+# termios speeds available on Linux (the serial link configures the port with termios)
+SERIAL_BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 500000, 576000, 921600,
+                     1000000, 1500000, 2000000)
+SERIAL_BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
+SERIAL_MAX_LOAD = 0.9  # design choice: frames may fill at most 90 % of the line's capacity
 
 
 def _ipv4(name: str, value: str) -> ipaddress.IPv4Address:
@@ -47,6 +52,12 @@ class BridgeNodeParams:
     output_host: str = spec("127.0.0.1", doc="IPv4 address of the rig controller")
     output_port: int = spec(0, ge=0, le=65535,
                             doc="UDP port of the rig controller, 0 = no platform output")
+    serial_device: str = spec("", doc="serial port of a rig controller (e.g. /dev/ttyUSB0): "
+                                      "platform frames raw 8N1, '' = no serial output")
+    serial_baud: int = spec(115200, unit="bit/s", choices=SERIAL_BAUD_RATES,
+                            doc="serial line speed; must carry serial_rate_hz frames")
+    serial_rate_hz: float = spec(100.0, unit="Hz", gt=0.0,
+                                 doc="platform frames per second on the serial port")
     input_host: str = spec("127.0.0.1", doc="IPv4 address the rig input socket binds to")
     input_port: int = spec(0, ge=0, le=65535, doc="UDP port for rig input packets, 0 = off")
     allowed_peers: tuple[str, ...] = spec(("127.0.0.1",),
@@ -76,7 +87,7 @@ class BridgeNodeParams:
             _ipv4("allowed_peers entry", peer)
         if self.input_port and not self.allowed_peers:
             raise ValueError("allowed_peers is empty: every input packet would be dropped")
-        for name in ("control_rate_hz", "cue_rate_hz"):
+        for name in ("control_rate_hz", "cue_rate_hz", "serial_rate_hz"):
             if getattr(self, name) > self.platform_rate_hz:
                 raise ValueError(f"{name} must not exceed platform_rate_hz "
                                  f"{self.platform_rate_hz:g} Hz")
@@ -88,6 +99,19 @@ class BridgeNodeParams:
     def every(self, rate_hz: float) -> int:
         """Platform cycles between two publications at ``rate_hz`` (at least 1)."""
         return max(1, round(self.platform_rate_hz / rate_hz))
+
+    def check_serial_capacity(self, frame_bytes: int) -> None:
+        """ValueError unless ``serial_baud`` carries ``serial_rate_hz`` frames of this size."""
+        if not self.serial_device:
+            return
+        need = self.serial_rate_hz * frame_bytes * SERIAL_BITS_PER_BYTE
+        if need > SERIAL_MAX_LOAD * self.serial_baud:
+            most = SERIAL_MAX_LOAD * self.serial_baud / (frame_bytes * SERIAL_BITS_PER_BYTE)
+            raise ValueError(
+                f"serial_baud {self.serial_baud} carries at most {most:.0f} frames/s of "
+                f"{frame_bytes} bytes (8N1, {SERIAL_MAX_LOAD:.0%} load); serial_rate_hz "
+                f"{self.serial_rate_hz:g} needs {need / SERIAL_MAX_LOAD:.0f} bit/s: raise the "
+                "baud rate, lower the rate or use the binary wire format")
 
     def apply_to(self, platform: PlatformParams) -> PlatformParams:
         """The preset with this node's loop rate, FFB rate and wire format (re-validated)."""

@@ -77,6 +77,13 @@ def _width(params: WireParams) -> int:
     return len(f"{full:X}") if params.number_base == "hex" else len(str(full))
 
 
+def frame_bytes(params: WireParams, count: int) -> int:
+    """Length [bytes] of every output frame with ``count`` values (both formats are fixed-size)."""
+    if params.format == "binary":
+        return len(params.header) + 2 + 2 * count + 2
+    return count * (_width(params) + 1) + len(params.terminator.encode("ascii"))
+
+
 def encode_text(values: np.ndarray, params: WireParams) -> bytes:
     """SimTools-style axis string, one token per value (``len(values) <= len(axis_letters)``)."""
     q = quantize(values, params.bits)
