@@ -9,7 +9,8 @@ from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
 
-from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl, VehicleState
+from vehicle_sim.msg import (FaultCommand, FaultStatus, LockstepAck, SimStatus, VehicleControl,
+                             VehicleState)
 from vehicle_sim.nodes import qos
 
 FAST_STATUS = {"status_rate_hz": 20.0}
@@ -234,3 +235,54 @@ def test_terrain_file_puts_the_full_vehicle_on_ice(ros_node, probe, start_node):
                              terrain_file="terrain/ice_everywhere.yaml")
     assert 8.0 < dry < 20.0, dry
     assert ice > 5.0 * dry, (dry, ice)
+
+
+def test_vehicle_faults_over_fault_command(ros_node, probe, start_node):
+    """BRAKE_FAILURE 0 lets a braking car roll on, ENGINE_CUT stops the drive; every command is
+    answered on faults/status (stamped with sim time), impossible ones are rejected with the
+    reason, CLEAR restores the brakes; other targets' faults are not the vehicle's business."""
+    start_node("dynamics_node", params={"initial.speed_mps": 10.0, "command_timeout_s": 100.0,
+                                        "real_time_factor": 2.0, **FAST_STATUS})
+    status: list[FaultStatus] = []
+    ros_node.create_subscription(FaultStatus, "faults/status", status.append, qos.EVENT)
+    faults = ros_node.create_publisher(FaultCommand, "faults/command", qos.EVENT)
+    ros_node.spin_until(lambda: faults.get_subscription_count() > 0
+                        and probe.cmd.get_subscription_count() > 0, what="fault/command match")
+    probe.send()  # coast (the watchdog brakes before a first command)
+    ros_node.spin_until(lambda: len(probe.states) > 5, what="first states")
+
+    def answer(fault_id: int, about: int | None = None, **fields) -> FaultStatus:
+        """Send a vehicle fault command; the first new status about ``about`` (its own id)."""
+        about = fault_id if about is None else about
+        mark = len(status)
+        faults.publish(FaultCommand(id=fault_id, **{"target": "vehicle", **fields}))
+        ros_node.spin_until(lambda: any(s.id == about for s in status[mark:]),
+                            what=f"status of fault {about}")
+        return next(s for s in status[mark:] if s.id == about)
+
+    def speed() -> float:
+        return probe.states[-1].twist.linear.x
+
+    assert answer(1, fault=FaultCommand.BRAKE_FAILURE, value=0.0).state == FaultStatus.STATE_ACTIVE
+    probe.send(brake=1.0)
+    v_a, t0 = speed(), probe.states[-1].header.stamp.sec
+    ros_node.spin_until(lambda: probe.states[-1].header.stamp.sec >= t0 + 2, what="2 s braking")
+    assert v_a > 2.0 and speed() > v_a - 1.0, "no brakes: the car only coasts (< 0.3 m/s^2)"
+    assert answer(1, fault=FaultCommand.CLEAR).state == FaultStatus.STATE_CLEARED
+    ros_node.spin_until(lambda: speed() < 0.5, what="brakes work again")
+
+    bad = answer(2, fault=FaultCommand.TYRE_BLOWOUT, channel="fl")
+    assert bad.state == FaultStatus.STATE_REJECTED and "needs model full14" in bad.message
+    wrong = answer(3, fault=FaultCommand.NO_FIX)
+    assert wrong.state == FaultStatus.STATE_REJECTED and "not applicable to vehicle" in wrong.message
+
+    assert answer(4, fault=FaultCommand.ENGINE_CUT).state == FaultStatus.STATE_ACTIVE
+    probe.send(throttle=1.0)
+    t1 = probe.states[-1].header.stamp.sec
+    ros_node.spin_until(lambda: probe.states[-1].header.stamp.sec >= t1 + 2, what="2 s throttle")
+    assert speed() < 0.5, "no drive torque with the engine cut"
+    before = len(status)
+    faults.publish(FaultCommand(id=5, target="gps", fault=FaultCommand.ENGINE_CUT))
+    assert answer(0, about=4, fault=FaultCommand.CLEAR).state == FaultStatus.STATE_CLEARED
+    assert all(s.id != 5 for s in status[before:]), "a gps command is not answered here"
+    ros_node.spin_until(lambda: speed() > 2.0, what="drive back after CLEAR")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from vehicle_sim.core.controls import CommandWatchdog
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.realtime import (LatenessWindow, LockstepBarrier, Pacer,
                                        set_realtime_priority, tighten_timer_slack)
+from vehicle_sim.core.vehicle.faults import FaultChange, FaultRequest, VehicleFaults
 from vehicle_sim.core.vehicle.interface import Controls, VehicleModel
 
 
@@ -38,6 +40,7 @@ class Hooks:
     after_step: Callable[[int, int], None]  # (step k, t_ns)
     status: Callable[[LoopStatus], None]
     frame_stalled: Callable[[int, list[str]], None] = lambda t_ns, peers: None
+    faults_changed: Callable[[int, list[FaultChange]], None] = lambda t_ns, changes: None
 
 
 class SimLoop:
@@ -55,6 +58,9 @@ class SimLoop:
         self._wake = threading.Event()
         self._pending_steps = 0
         self._pending_reset: tuple[float, float, float, float] | None = None
+        self.faults = VehicleFaults(model)
+        self._fault_requests: deque[FaultRequest] = deque()  # appended by other threads
+        self._applied = self._command  # the controls of the last step, after the faults
         self._lock = threading.Lock()
         self.lateness = LatenessWindow()
         self.compute = LatenessWindow()
@@ -96,6 +102,11 @@ class SimLoop:
             self._pending_reset = (x_m, y_m, yaw_rad, speed_mps)
         self._wake.set()
 
+    def request_fault(self, req: FaultRequest) -> None:
+        """Inject or clear a vehicle fault at the next step (answered by Hooks.faults_changed)."""
+        self._fault_requests.append(req)
+        self._wake.set()
+
     def set_real_time_factor(self, rtf: float) -> None:
         self._pacer.set_real_time_factor(rtf)
 
@@ -109,7 +120,8 @@ class SimLoop:
         hooks.status(self.status())  # one at start: late joiners and short runs see the mode
         steps_per_s = max(1, round(1e9 / self.dt_ns))
         while not stop.is_set():
-            self._apply_reset()
+            self._apply_reset(hooks)
+            self._apply_faults(hooks)
             if not self._may_step(stop):
                 continue
             if self.params.mode == "realtime" and not self.paused:
@@ -131,6 +143,7 @@ class SimLoop:
         """One physics step with the current (or watchdog) command."""
         self.command_timeout = self._watchdog.expired(self.t_ns)
         controls = self._watchdog.safe(self._command) if self.command_timeout else self._command
+        controls = self._applied = self.faults.apply(controls)
         start = time.perf_counter()
         self.model.step(controls, self.dt_ns * 1e-9)
         self.compute.add(time.perf_counter() - start)
@@ -161,12 +174,24 @@ class SimLoop:
         self._wake.clear()
         return False
 
-    def _apply_reset(self) -> None:
+    def _apply_reset(self, hooks: Hooks) -> None:
         with self._lock:
             pose, self._pending_reset = self._pending_reset, None
         if pose is not None:
+            changes = self.faults.clear_all("vehicle reset")  # a reset car is a healthy car
             self.model.reset(*pose)
             self._pacer.reanchor()
+            if changes:
+                hooks.faults_changed(self.t_ns, changes)
+
+    def _apply_faults(self, hooks: Hooks) -> None:
+        changes = []
+        while self._fault_requests:
+            req = self._fault_requests.popleft()
+            changes += self.faults.command(req, self.t_ns, self._applied.steer_rad)
+        changes += self.faults.expire(self.t_ns)
+        if changes:
+            hooks.faults_changed(self.t_ns, changes)
 
     def _wait_frame(self, stop: threading.Event, hooks: Hooks) -> None:
         while not stop.is_set() and not self.barrier.wait_for(self.t_ns, timeout_s=1.0):

@@ -29,6 +29,7 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
+from vehicle_sim.nodes.vehicle_faults import VehicleFaultLink
 from vehicle_sim.paths import config_path
 
 _MODES = {"realtime": SimStatus.MODE_REALTIME, "fast": SimStatus.MODE_FAST,
@@ -57,6 +58,7 @@ class DynamicsNode(Node):
         self.limits = ControlLimits(self.vehicle.steering.max_road_wheel_angle_rad,
                                     max_gear=forward_gears(self.vehicle, self.p.model))
         self.loop = SimLoop(self.model, self.p)
+        self.faults = VehicleFaultLink(self, self.loop)  # faults/command for target "vehicle"
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})
         self.rejected = 0
@@ -75,7 +77,7 @@ class DynamicsNode(Node):
         self.create_service(Trigger, "sim/reset", self._on_reset)
         self._stop = threading.Event()
         hooks = Hooks(after_step=self._after_step, status=self._publish_status,
-                      frame_stalled=self._on_stalled)
+                      frame_stalled=self._on_stalled, faults_changed=self.faults.on_changes)
         self._thread = threading.Thread(target=self.loop.run, args=(self._stop, hooks),
                                         name="physics", daemon=True)
         self.get_logger().info(

@@ -20,6 +20,12 @@ COMMAND = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 EVENT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                    reliability=ReliabilityPolicy.RELIABLE,
                    durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# fault commands as read by the nodes owning a fault target: reliable + volatile, so it matches
+# both EVENT (transient-local) and COMMAND publishers; a restarted node starts without faults,
+# like power-cycled hardware
+FAULT_COMMAND = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                           reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.VOLATILE)
 # published once: static transforms, maps
 LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                      reliability=ReliabilityPolicy.RELIABLE,

@@ -26,10 +26,6 @@ from vehicle_sim.nodes.params import declare_and_load
 
 FAULT_NAMES = {getattr(FaultCommand, n): n for n in dir(FaultCommand)
                if n.isupper() and isinstance(getattr(FaultCommand, n), int)}
-# reliable + volatile: matches both qos.EVENT (transient-local) and qos.COMMAND publishers; a
-# restarted sensor starts without faults, like a power-cycled one.
-FAULT_COMMAND_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
-                               durability=DurabilityPolicy.VOLATILE)
 
 # qos.STREAM (best-effort, volatile: matches the same publishers) with a deeper reader queue: a
 # burst of states after a late physics step or a descheduled sensor process is modelled from
@@ -169,7 +165,7 @@ class SensorNode(Node):
         self.book = FaultBook(self.p.fault_target, self.check_fault)
         self.pub_status = self.create_publisher(FaultStatus, "faults/status", qos.EVENT)
         self.create_subscription(FaultCommand, "faults/command", self._on_fault,
-                                 FAULT_COMMAND_QOS)
+                                 qos.FAULT_COMMAND)
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
                                  STATE_INPUT_QOS)
 
