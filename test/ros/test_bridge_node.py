@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
-from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
+from vehicle_sim.msg import (FaultCommand, FaultStatus, MotionCue, SimStatus, VehicleControl,
+                             VehicleState)
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
@@ -394,6 +395,52 @@ def test_evdev_wheel_and_force_feedback_through_uinput(ros_node, start_node, rig
         halt.set()
         server.join()
         ui.close()
+
+
+def test_injected_link_losses_stop_frames_and_rig_input_for_their_duration(ros_node, start_node,
+                                                                          rig):
+    """platform LINK_LOSS for 1 s of sim time: no UDP frame, then frames again; wheel LINK_LOSS:
+    the rig's packets are ignored, so its input goes stale and the driver stops driving."""
+    port = free_port()
+    proc, _ = start_bridge(ros_node, start_node, rig, input_port=port)
+    watch, stream = Watch(ros_node), StateStream(ros_node)
+    status: list[FaultStatus] = []
+    ros_node.create_subscription(FaultStatus, "faults/status", status.append, qos.EVENT)
+    faults = ros_node.create_publisher(FaultCommand, "faults/command", qos.EVENT)
+    ros_node.spin_until(lambda: faults.get_subscription_count() > 0
+                        and stream.pub.get_subscription_count() > 0, what="fault/state match")
+    stream.start()
+    sender = RigInputSender(port, throttle=65535)
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["driver"], what="the rig drives")
+
+    faults.publish(FaultCommand(id=1, target="platform", fault=FaultCommand.LINK_LOSS,
+                                duration=1.0))
+    ros_node.spin_until(lambda: [s.state for s in status if s.id == 1] == [
+        FaultStatus.STATE_ACTIVE], what="platform link loss active")
+    spin_for(ros_node, 0.1)  # frames already in flight
+    cut = len(rig.frames)
+    t_cut = stream.t_ns
+    ros_node.spin_until(lambda: FaultStatus.STATE_CLEARED in [s.state for s in status
+                                                              if s.id == 1], what="duration")
+    assert len(rig.frames) == cut, "no frame leaves while the platform link is cut"
+    assert stream.t_ns - t_cut >= 0.8e9, "the duration counts the states' sim time"
+    ros_node.spin_until(lambda: len(rig.frames) > cut + 20, what="frames again")
+
+    faults.publish(FaultCommand(id=2, target="wheel", fault=FaultCommand.LINK_LOSS))
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["none"], what="stale rig input")
+    faults.publish(FaultCommand(id=3, target="wheel", fault=FaultCommand.CLEAR))
+    ros_node.spin_until(lambda: any(s.id == 3 for s in status), what="clear answered")
+    faults.publish(FaultCommand(id=0, target="wheel", fault=FaultCommand.CLEAR))
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["driver"], what="the rig drives again")
+    faults.publish(FaultCommand(id=4, target="platform", fault=FaultCommand.FREEZE))
+    ros_node.spin_until(lambda: any(s.id == 4 for s in status), what="FREEZE answered")
+    wrong = next(s for s in status if s.id == 4)
+    assert wrong.state == FaultStatus.STATE_REJECTED and "LINK_LOSS" in wrong.message
+    assert next(s for s in status if s.id == 3).state == FaultStatus.STATE_REJECTED
+    sender.stop()
+    stream.stop()
+    out = proc.stop()
+    assert "ignored (injected wheel link loss) 0" not in out, out
 
 
 @pytest.mark.parametrize("params, words", [

@@ -32,6 +32,7 @@ from vehicle_sim.core.motion.steering import SteeringBridge, SteeringFrame
 from vehicle_sim.core.realtime import LatenessWindow, Pacer, tighten_timer_slack
 from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
 from vehicle_sim.nodes import bridge_io, qos, serial_link
+from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
@@ -84,6 +85,8 @@ class BridgeNode(Node):
         self.create_subscription(VehicleControl, "autonomy/control", self._on_autonomy,
                                  qos.COMMAND)
         self.create_service(SetBool, "bridge/estop", self._on_estop)
+        self.faults = BridgeFaults(self)  # LINK_LOSS of targets platform and wheel
+        self.ignored_inputs = 0  # rig inputs dropped during an injected wheel link loss
         log = self.get_logger()
         self.sender = bridge_io.UdpSender(p.output_host, p.output_port) if p.output_port else None
         self.serial = (serial_link.SerialSender(p.serial_device, p.serial_baud, log.warning)
@@ -154,9 +157,10 @@ class BridgeNode(Node):
             frame = self.motion.cycle(now, self._paused)
             steer = self.steering.cycle(now, auto[0] if auto_fresh else None, self._driver,
                                         sample.aligning_nm if sample else 0.0)
-        if self.sender is not None:
+        link_up = not self.faults.lost("platform")
+        if self.sender is not None and link_up:
             self.sender.send(frame.payload)
-        if self.serial is not None and self.cycles % self._serial_every == 0:
+        if self.serial is not None and link_up and self.cycles % self._serial_every == 0:
             self.serial.send(frame.payload, now)
         if self.wheel is not None and self.wheel.has_ff and steer.ff_level is not None:
             self.wheel.set_level(steer.ff_level)
@@ -219,11 +223,15 @@ class BridgeNode(Node):
             f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "
             f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {self.pacer.overruns}; "
             f"{sent}; input packets accepted {self.accepted}, rejected "
-            f"{dict(self.steering.rejected)}, dropped (sender not allowed) {dropped}; "
+            f"{dict(self.steering.rejected)}, dropped (sender not allowed) {dropped}, ignored "
+            f"(injected wheel link loss) {self.ignored_inputs}; "
             f"mode {self.motion.safety.mode.value}, source {self._source}")
 
     # ---- rig input threads -----------------------------------------------------------------
     def _on_packet(self, data: bytes, addr: tuple[str, int], now: float) -> None:
+        if self.faults.lost("wheel"):
+            self.ignored_inputs += 1
+            return
         with self._lock:
             before = dict(self.steering.rejected)
             ok = self.steering.on_packet(data, now)
@@ -237,11 +245,15 @@ class BridgeNode(Node):
                                   throttle_duration_sec=1.0)
 
     def _on_raw(self, now: float, *raw) -> None:
+        if self.faults.lost("wheel"):
+            self.ignored_inputs += 1
+            return
         with self._lock:
             self.steering.on_raw(now, *raw)
 
     # ---- executor thread -------------------------------------------------------------------
     def _on_state(self, msg: VehicleState) -> None:
+        self.faults.on_time(conv.to_ns(msg.header.stamp) * 1e-9)
         self._sample = _Sample(time.monotonic(), msg.header.stamp, _vec(msg.linear_acceleration),
                                _vec(msg.twist.angular), _vec(msg.angular_acceleration),
                                np.array(conv.rpy_from_quaternion(msg.pose.orientation)),

@@ -31,8 +31,8 @@ from vehicle_sim.msg import FaultCommand
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import run
-from vehicle_sim.nodes.sensor_common import (ActiveFault, SensorNode, StateView, not_applicable,
-                                             sensor_rng)
+from vehicle_sim.nodes.fault_book import ActiveFault, not_applicable
+from vehicle_sim.nodes.sensor_common import SensorNode, StateView, sensor_rng
 from vehicle_sim.paths import config_path
 
 CHANNELS = ("accel_x", "accel_y", "accel_z", "gyro_x", "gyro_y", "gyro_z")

@@ -4,16 +4,12 @@
 state's own simulation time (header stamp), so sensor timing follows simulation time, not wall
 time. A state with a non-finite field is skipped (rate-limited warning); a stamp earlier than the
 previous one means the simulation restarted: the model is rebuilt from its seed. Fault commands
-whose target is ``fault_target`` are kept in a :class:`FaultBook` (one entry per command id,
-expiring after ``duration`` sim seconds; a command reusing an active id replaces that fault) and
-answered on ``faults/status``: ACTIVE, CLEARED (by CLEAR or when the duration elapsed) or REJECTED
-with the reason. Concurrent faults combine: offsets add, noise scales multiply.
+whose target is ``fault_target`` are kept in a ``fault_book.FaultBook`` and answered on
+``faults/status``. Concurrent faults combine: offsets add, noise scales multiply.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from rclpy.node import Node
@@ -21,11 +17,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.msg import FaultCommand, FaultStatus, VehicleState
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, stamp, to_ns
+from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns
+from vehicle_sim.nodes.fault_book import ActiveFault, Change, FaultBook, publish_changes
 from vehicle_sim.nodes.params import declare_and_load
-
-FAULT_NAMES = {getattr(FaultCommand, n): n for n in dir(FaultCommand)
-               if n.isupper() and isinstance(getattr(FaultCommand, n), int)}
 
 # qos.STREAM (best-effort, volatile: matches the same publishers) with a deeper reader queue: a
 # burst of states after a late physics step or a descheduled sensor process is modelled from
@@ -90,66 +84,6 @@ def _tuple(v) -> tuple[float, float, float]:
     return v.x, v.y, v.z
 
 
-@dataclass
-class ActiveFault:
-    id: int
-    fault: int
-    channel: str
-    value: float
-    vector: tuple[float, float, float]
-    until_s: float  # sim time it expires [s]; inf = until cleared
-
-
-Change = tuple[int, int, int, str]  # (id, fault, FaultStatus state, message)
-
-
-class FaultBook:
-    """Active faults of one sensor. ``check(cmd)`` returns a rejection reason or None."""
-
-    def __init__(self, target: str, check: Callable[[FaultCommand], str | None]):
-        self.target, self._check = target, check
-        self.active: dict[int, ActiveFault] = {}
-
-    def command(self, cmd: FaultCommand, now_s: float) -> list[Change]:
-        name = FAULT_NAMES.get(cmd.fault, f"fault {cmd.fault}")
-        if cmd.fault == FaultCommand.CLEAR:
-            return self._clear(cmd.id)
-        problem = self._check(cmd)
-        if problem is None and not (math.isfinite(cmd.duration) and cmd.duration >= 0.0):
-            problem = f"duration must be finite and >= 0 s, got {cmd.duration}"
-        if problem is not None:
-            return [(cmd.id, cmd.fault, FaultStatus.STATE_REJECTED, f"{name}: {problem}")]
-        until = now_s + cmd.duration if cmd.duration > 0.0 else math.inf
-        v = cmd.vector
-        self.active[cmd.id] = ActiveFault(cmd.id, cmd.fault, cmd.channel, cmd.value,
-                                          (v.x, v.y, v.z), until)
-        left = "until cleared" if math.isinf(until) else f"until t={until:.3f} s"
-        return [(cmd.id, cmd.fault, FaultStatus.STATE_ACTIVE, f"{name} active {left}")]
-
-    def expire(self, now_s: float) -> list[Change]:
-        done = [f for f in self.active.values() if now_s >= f.until_s - 1e-9]
-        for f in done:
-            del self.active[f.id]
-        return [(f.id, f.fault, FaultStatus.STATE_CLEARED, "duration elapsed") for f in done]
-
-    def _clear(self, fault_id: int) -> list[Change]:
-        if fault_id == 0:
-            gone, self.active = list(self.active.values()), {}
-        elif fault_id in self.active:
-            gone = [self.active.pop(fault_id)]
-        else:
-            return [(fault_id, FaultCommand.CLEAR, FaultStatus.STATE_REJECTED,
-                     f"CLEAR: no active {self.target} fault with id {fault_id}")]
-        if not gone:
-            return [(0, FaultCommand.CLEAR, FaultStatus.STATE_CLEARED, "no active fault")]
-        return [(f.id, f.fault, FaultStatus.STATE_CLEARED, "cleared") for f in gone]
-
-
-def not_applicable(target: str, accepted: tuple[int, ...]) -> str:
-    names = ", ".join(FAULT_NAMES[a] for a in accepted)
-    return f"not applicable to {target} (accepted: {names}, CLEAR)"
-
-
 class SensorNode(Node):
     """Base of the sensor nodes. Subclasses set ``params_cls`` and implement ``make_model()``,
     ``sample(t_ns, state)``, ``check_fault(cmd)`` and ``apply_faults(active)``."""
@@ -198,17 +132,8 @@ class SensorNode(Node):
         if not changes:
             return
         self.apply_faults(list(self.book.active.values()))
-        t_ns = round((self.t_s or 0.0) * 1e9)
-        for fault_id, fault, state, message in changes:
-            out = FaultStatus(id=fault_id, target=self.p.fault_target, fault=fault, state=state,
-                              message=message)
-            out.header.stamp = stamp(t_ns)
-            self.pub_status.publish(out)
-            # separate call sites: rclpy refuses a severity change at one call site
-            if state == FaultStatus.STATE_REJECTED:
-                self.get_logger().warning(f"fault id {fault_id} rejected: {message}")
-            else:
-                self.get_logger().info(f"fault id {fault_id}: {message}")
+        publish_changes(self, self.pub_status, self.p.fault_target,
+                        round((self.t_s or 0.0) * 1e9), changes)
 
     def publish_static_tf(self, xyz: tuple[float, float, float],
                           rpy: tuple[float, float, float]) -> None:

@@ -13,8 +13,7 @@ from vehicle_sim.core.sim_loop import SimLoop
 from vehicle_sim.core.vehicle.faults import FaultChange, FaultRequest
 from vehicle_sim.msg import FaultCommand, FaultStatus
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.conversions import stamp
-from vehicle_sim.nodes.sensor_common import FAULT_NAMES, not_applicable
+from vehicle_sim.nodes.fault_book import FAULT_NAMES, not_applicable, publish_changes
 
 TARGET = "vehicle"
 KIND_OF = {FaultCommand.TYRE_BLOWOUT: "tyre_blowout", FaultCommand.BRAKE_FAILURE: "brake_failure",
@@ -45,16 +44,8 @@ class VehicleFaultLink:
             return
         self.loop.request_fault(FaultRequest(cmd.id, kind, cmd.channel, cmd.value, cmd.duration))
 
-    def on_changes(self, t_ns: int, changes: list[FaultChange], code: int | None = None) -> None:
+    def on_changes(self, t_ns: int, changes: list[FaultChange], code: int = 0) -> None:
         """Publish and log fault changes (called from the physics thread, or the executor)."""
-        log = self.node.get_logger()
-        for c in changes:
-            out = FaultStatus(id=c.id, target=TARGET, fault=CODE_OF.get(c.kind, code or 0),
-                              state=STATE_OF[c.state], message=c.message)
-            out.header.stamp = stamp(t_ns)
-            self.pub.publish(out)
-            # separate call sites: rclpy refuses a severity change at one call site
-            if c.state == "rejected":
-                log.warning(f"vehicle fault id {c.id} rejected: {c.message}")
-            else:
-                log.info(f"vehicle fault id {c.id} {c.state}: {c.message} at t={t_ns * 1e-9:.3f} s")
+        publish_changes(self.node, self.pub, TARGET, t_ns,
+                        [(c.id, CODE_OF.get(c.kind, code), STATE_OF[c.state], c.message)
+                         for c in changes])
