@@ -54,6 +54,10 @@ def test_gear_ratios_and_automatic_choice():
     slow = 1200.0 * RPM_TO_RADPS / total_ratio(3, P)  # 1200 rpm in third: second pulls harder
     assert choose_gear(3, slow, 0.0, 1.0, P) == 2
     assert choose_gear(1, 0.0, 0.0, 1.0, P) == 1 and choose_gear(1, 0.0, 0.0, 0.0, P) == 1
+    top = len(DT.gear_ratios)
+    past_top = 1.05 * DT.max_rpm * RPM_TO_RADPS / total_ratio(top, P)  # gearing-limited speed
+    assert [choose_gear(top, past_top, 0.0, t, P) for t in (1.0, 0.3, 0.0)] == [top] * 3, \
+        "no downshift into an over-revving gear at top speed"
     cruise = 20.0 / CAR.tyre.rolling_radius_m  # 72 km/h: full throttle keeps the strong gear,
     full = _settle(2, cruise, 1.0)  # light throttle climbs to a gear above 1500 rpm
     light = _settle(2, cruise, 0.2)

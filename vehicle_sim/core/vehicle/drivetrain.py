@@ -100,7 +100,9 @@ def choose_gear(gear, carrier_speed, engine_speed, throttle, p):
     while its engine speed stays within [clutch_engage_rpm, max_rpm) (first gear always
     allowed). At full throttle this is 001's rule (the gear of maximum torque; torque is zero
     at the rev limiter, so the box upshifts there at the latest); at light throttle it upshifts
-    early, and it downshifts when the engine speed falls below clutch_engage_rpm. The current
+    early, and it downshifts when the engine speed falls below clutch_engage_rpm. At a top speed
+    limited by the gearing (every gear at or past the limiter) the top gear is kept: a
+    downshift there would only over-rev the engine. The current
     gear is rated at the higher of the engine speed [rad/s] and the speed its ratio implies
     (a clutch slipping at the limiter also upshifts). Returns the new gear (>= 1).
     """
@@ -113,7 +115,8 @@ def choose_gear(gear, carrier_speed, engine_speed, throttle, p):
     demand = min(max(throttle, 0.0), 1.0) * best
     target = 1
     for k in range(2, n + 1):
-        rpm_ok = p[F_CL_ENGAGE] <= w * total_ratio(k, p) < p[F_WMAX]
+        rpm_ok = p[F_CL_ENGAGE] <= w * total_ratio(k, p) and (w * total_ratio(k, p) < p[F_WMAX]
+                                                              or k == n)
         if rpm_ok and _rated_torque(k, g, w, engine_speed, p) >= demand:
             target = k
     if target > g:
