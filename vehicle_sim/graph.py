@@ -63,6 +63,8 @@ class NodeSpec:
                                 "the lockstep peers as lockstep_peers")
     lockstep_peer: bool = spec(False, doc="acknowledges every frame in mode lockstep "
                                "(gets parameter lockstep = true in that mode)")
+    lockstep_inputs: tuple[str, ...] = spec((), doc="lockstep peers whose outputs this peer "
+                                            "waits for each frame (parameter lockstep_inputs)")
 
     def __post_init__(self) -> None:
         for remap in self.remappings:
@@ -84,6 +86,14 @@ class Scenario:
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ValueError(f"duplicate node names: {', '.join(sorted(dupes))}")
+        peers = {n.name for n in self.nodes if n.lockstep_peer}
+        for n in self.nodes:
+            if n.lockstep_inputs and not n.lockstep_peer:
+                raise ValueError(f"node {n.name}: lockstep_inputs needs lockstep_peer: true")
+            unknown = sorted(set(n.lockstep_inputs) - peers)
+            if unknown:
+                raise ValueError(f"node {n.name}: lockstep_inputs {unknown} are not lockstep "
+                                 f"peers of the scenario")
 
 
 def scenario_names() -> list[str]:
@@ -136,6 +146,8 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
         values["lockstep_peers"] = peers
     if node.lockstep_peer:
         values["lockstep"] = args["mode"] == "lockstep"
+        if node.lockstep_inputs:
+            values["lockstep_inputs"] = list(node.lockstep_inputs)
     return values
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from vehicle_sim.core.controls import ControlLimits, CommandWatchdog, twist_to_command, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
-from vehicle_sim.core.realtime import LatenessWindow, LockstepBarrier, Pacer
+from vehicle_sim.core.realtime import FrameQueue, LatenessWindow, LockstepBarrier, Pacer
 from vehicle_sim.core.sim_loop import Hooks, SimLoop
 from vehicle_sim.core.vehicle.interface import Controls
 
@@ -62,6 +62,32 @@ def test_lockstep_barrier_waits_for_every_peer():
     assert barrier.stalled(10) == ["gps"] and not barrier.ack("stranger", 10)
     barrier.ack("gps", 10)
     assert barrier.wait_for(10, timeout_s=0.01)
+
+
+def test_lockstep_barrier_also_waits_for_the_announced_command():
+    """An ack may overtake the command its peer sent before it (other topic): the frame ends
+    only once that command is in; an older command does not count."""
+    barrier = LockstepBarrier(("ego",))
+    barrier.ack("ego", 20, command_ns=20)
+    assert not barrier.wait_for(20, timeout_s=0.01)
+    assert "the vehicle command" in barrier.stalled(20)[0]
+    barrier.command_received(10)
+    assert not barrier.wait_for(20, timeout_s=0.01)
+    barrier.command_received(20)
+    assert barrier.wait_for(20, timeout_s=0.01) and barrier.stalled(20) == []
+
+
+def test_frame_queue_processes_in_order_when_ready_and_flags_repeats():
+    done: list[int] = []
+    inputs = {"state": 0}
+    frames = FrameQueue(lambda t: inputs["state"] >= t, done.append)
+    assert frames.tick(10) and frames.tick(20) and done == [] and frames.waiting == 2
+    assert not frames.tick(20) and not frames.tick(10), "repeats are not queued twice"
+    inputs["state"] = 10
+    frames.pump()
+    assert done == [10] and frames.waiting == 1
+    inputs["state"] = 30
+    assert frames.tick(30) and done == [10, 20, 30]
 
 
 def test_command_validation_policy():

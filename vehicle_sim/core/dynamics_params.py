@@ -60,6 +60,10 @@ class DynamicsParams:
             raise ValueError(f"lockstep_frame_steps {self.lockstep_frame_steps} must be a "
                              f"multiple of clock_decimation {self.clock_decimation}: peers "
                              f"acknowledge /clock ticks")
+        if self.mode == "lockstep" and self.lockstep_frame_steps % self.every(self.state_rate_hz):
+            raise ValueError(f"lockstep_frame_steps {self.lockstep_frame_steps} must be a "
+                             f"multiple of the {self.every(self.state_rate_hz)} steps between "
+                             "two vehicle/state messages: peers wait for the state of each frame")
 
     @property
     def dt_ns(self) -> int:

@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 import numpy as np
@@ -117,38 +118,87 @@ class Pacer:
 class LockstepBarrier:
     """Lets the loop advance frame f only after every peer acknowledged frame f - 1 (003's heartbeat).
 
-    Peers acknowledge with the sim time [ns] of the frame they finished; ``wait_for`` blocks until
-    all named peers have reached ``t_ns`` or the timeout passes (returns False: the caller
-    reports the stalled peers and keeps waiting, so no step is skipped)."""
+    Peers acknowledge with the sim time [ns] of the frame they finished, and the stamp [ns] of
+    the newest vehicle command they published (0 = none). ``wait_for`` blocks until all named
+    peers have reached ``t_ns`` and the newest such command has been received here
+    (``command_received``; DDS may deliver an ack before a command sent earlier on another
+    topic), or the timeout passes (returns False: the caller reports the stalled peers and keeps
+    waiting, so no step is skipped)."""
 
     def __init__(self, peers: tuple[str, ...]):
         self._acked = {p: -1 for p in peers}
+        self._command_sent = 0  # newest command stamp announced by an ack [ns]
+        self._command_seen = 0  # newest command stamp received [ns]
         self._cv = threading.Condition()
 
     @property
     def peers(self) -> tuple[str, ...]:
         return tuple(self._acked)
 
-    def ack(self, peer: str, t_ns: int) -> bool:
+    def ack(self, peer: str, t_ns: int, command_ns: int = 0) -> bool:
         """Record an acknowledgement; unknown peers are ignored (returns False)."""
         with self._cv:
             if peer not in self._acked:
                 return False
             self._acked[peer] = max(self._acked[peer], t_ns)
+            self._command_sent = max(self._command_sent, command_ns)
             self._cv.notify_all()
             return True
 
+    def command_received(self, stamp_ns: int) -> None:
+        """A vehicle command stamped ``stamp_ns`` has been applied."""
+        with self._cv:
+            self._command_seen = max(self._command_seen, stamp_ns)
+            self._cv.notify_all()
+
+    def _done(self, t_ns: int) -> bool:
+        return (min(self._acked.values(), default=t_ns) >= t_ns
+                and self._command_seen >= self._command_sent)
+
     def wait_for(self, t_ns: int, timeout_s: float) -> bool:
         with self._cv:
-            return self._cv.wait_for(lambda: min(self._acked.values(), default=t_ns) >= t_ns,
-                                     timeout=timeout_s)
+            return self._cv.wait_for(lambda: self._done(t_ns), timeout=timeout_s)
 
     def stalled(self, t_ns: int) -> list[str]:
         with self._cv:
-            return [p for p, t in self._acked.items() if t < t_ns]
+            late = [p for p, t in self._acked.items() if t < t_ns]
+            if self._command_seen < self._command_sent:
+                late.append(f"the vehicle command stamped {self._command_sent * 1e-9:.3f} s")
+            return late
 
     def release(self) -> None:
         """Wake any waiter (used on shutdown)."""
         with self._cv:
             self._acked = {p: 2**62 for p in self._acked}
+            self._command_seen = 2**62
             self._cv.notify_all()
+
+
+class FrameQueue:
+    """A lockstep peer's /clock ticks, each processed once the peer's inputs for it are complete.
+
+    ``tick(t_ns)`` queues a frame; ``pump()`` (call it after every input arrival too) processes
+    queued frames in order while ``ready(t_ns)`` holds. With DDS delivering each topic in its
+    own order, this is what makes a peer see the same inputs for a frame in every run."""
+
+    def __init__(self, ready: Callable[[int], bool], process: Callable[[int], None]):
+        self._ready, self._process = ready, process
+        self._pending: deque[int] = deque()
+        self._last = -1  # newest frame queued [ns]
+
+    def tick(self, t_ns: int) -> bool:
+        """Queue frame ``t_ns``; False if it is not newer than every frame seen (a repeat)."""
+        if t_ns <= self._last:
+            return False
+        self._last = t_ns
+        self._pending.append(t_ns)
+        self.pump()
+        return True
+
+    def pump(self) -> None:
+        while self._pending and self._ready(self._pending[0]):
+            self._process(self._pending.popleft())
+
+    @property
+    def waiting(self) -> int:
+        return len(self._pending)

@@ -195,6 +195,8 @@ class BridgeNode(Node):
             self.pub_source.publish(String(data=source))
             why = f" ({steer.mux.switched_because})" if steer.mux.switched_because else ""
             self.get_logger().info(f"active source: {source}{why}")
+        if source == "autonomy" and self.p.mode != "realtime":
+            return  # forwarded on receipt (_on_autonomy): a loop copy could be an older one
         if source != "none" and (changed or self.cycles % self._control_every == 0):
             self.pub_control.publish(steer.mux.command if source == "autonomy"
                                      else self._driver_cmd)
@@ -264,6 +266,8 @@ class BridgeNode(Node):
 
     def _on_autonomy(self, msg: VehicleControl) -> None:
         self._autonomy = (msg, time.monotonic())
+        if self.p.mode != "realtime" and self._source != "driver":
+            self.pub_control.publish(msg)  # sim time outruns the wall-clock loop here
 
     def _on_estop(self, request: SetBool.Request, response: SetBool.Response):
         with self._lock:

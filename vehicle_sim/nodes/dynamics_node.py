@@ -65,13 +65,19 @@ class DynamicsNode(Node):
         self._speed_mps = self.p.initial.speed_mps  # last published forward speed, for cmd_vel
         self._state_every = self.p.every(self.p.state_rate_hz)
         self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE)
-        self.pub_raw = self.create_publisher(conv.VehicleState, "vehicle/state_raw", qos.STREAM)
+        # reliable when not paced by the wall clock: sensors then sample every state (a seeded
+        # run repeats); best-effort readers still match
+        self.pub_raw = self.create_publisher(
+            conv.VehicleState, "vehicle/state_raw",
+            qos.STREAM if self.p.mode == "realtime" else qos.RELIABLE_STREAM)
         self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE)
-        self.pub_clock = self.create_publisher(Clock, "/clock", qos.STREAM)
+        self.pub_clock = self.create_publisher(
+            Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
         self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)
         self.create_subscription(Twist, "cmd_vel", self._on_twist, qos.COMMAND)
-        self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack, qos.COMMAND)
+        self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
+                                 qos.LOCKSTEP_ACK_IN)
         self.create_service(SetBool, "sim/pause", self._on_pause)
         self.create_service(Trigger, "sim/step", self._on_step)
         self.create_service(Trigger, "sim/reset", self._on_reset)
@@ -154,12 +160,17 @@ class DynamicsNode(Node):
     def _on_stalled(self, t_ns: int, peers: list[str]) -> None:
         self.get_logger().warning(f"lockstep: waiting for {', '.join(peers)} at "
                                   f"t={t_ns * 1e-9:.3f} s", throttle_duration_sec=5.0)
-        self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))  # in case the tick was lost
+        # in case a peer missed them (e.g. it started late): peers wait for both of a frame
+        self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
+        self.pub_state.publish(conv.vehicle_state(self.model.snapshot(), t_ns, self.p.odom_frame,
+                                                  self.p.base_frame, self.p.model))
 
     # ---- executor thread -----------------------------------------------------------------
     def _on_control(self, msg: VehicleControl) -> None:
         self._accept(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
                      msg.handbrake)
+        if self.loop.barrier is not None:  # even a rejected command was this frame's input
+            self.loop.barrier.command_received(conv.to_ns(msg.header.stamp))
 
     def _on_twist(self, msg: Twist) -> None:
         steer, throttle, brake, gear = twist_to_command(
@@ -178,7 +189,7 @@ class DynamicsNode(Node):
 
     def _on_ack(self, msg: LockstepAck) -> None:
         if self.loop.barrier is not None:
-            self.loop.barrier.ack(msg.node, conv.to_ns(msg.stamp))
+            self.loop.barrier.ack(msg.node, conv.to_ns(msg.stamp), conv.to_ns(msg.command_stamp))
 
     def _on_pause(self, request: SetBool.Request, response: SetBool.Response):
         self.loop.pause(request.data)

@@ -20,18 +20,22 @@ from __future__ import annotations
 
 import numpy as np
 from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.core.config import load
+from vehicle_sim.core.realtime import FrameQueue
 from vehicle_sim.core.ego.autopilot import Autopilot, warm_up
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.vehicle.params import VehicleParams
-from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleControl, VehicleState
+from vehicle_sim.msg import (LockstepAck, TrafficAgentArray, TrafficLightArray, VehicleControl,
+                             VehicleState)
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
+from vehicle_sim.nodes.lockstep_inputs import LockstepInputs
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
@@ -39,9 +43,11 @@ from vehicle_sim.paths import config_path
 # several traffic shards publish agents on one topic (best effort, as published): deeper queue
 AGENTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                     reliability=ReliabilityPolicy.BEST_EFFORT)
-# as the traffic node publishes its light states: reliable keep-last-1, re-sent at 1 Hz
-LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+# as the traffic node publishes its light states: reliable, re-sent at 1 Hz (every step in
+# lockstep, where each array is needed: a deeper reader queue)
+LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
 
 
 class EgoDriverNode(Node):
@@ -54,13 +60,17 @@ class EgoDriverNode(Node):
         warm_up(network)  # numba compile now, not during the first control periods
         self.autopilot = Autopilot(network, vehicle, self.p)
         self.state: VehicleState | None = None
+        self._last_command: VehicleControl | None = None
         self.agents = AgentSnapshots()
         self.lights: dict[str, int] = {}
         self.pub = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, AGENTS)
         self.create_subscription(TrafficLightArray, "traffic/lights", self._on_lights, LIGHTS)
-        self.create_timer(1.0 / self.p.control_rate_hz, self._on_timer)
+        if self.p.lockstep:
+            self._lockstep_setup()
+        else:
+            self.create_timer(1.0 / self.p.control_rate_hz, self._on_timer)
         self.get_logger().info(f"map {self.p.map_file}, vehicle {self.p.vehicle_file}, seed "
                                f"{self.p.seed}, {self.p.control_rate_hz:g} Hz on "
                                f"{'sim' if self.get_parameter('use_sim_time').value else 'wall'}"
@@ -69,16 +79,82 @@ class EgoDriverNode(Node):
     # ---- inputs ------------------------------------------------------------------------------
     def _on_state(self, msg: VehicleState) -> None:
         self.state = msg
+        if self.p.lockstep:
+            self.frames.pump()
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
-        self.agents.update(msg)
+        if self.p.lockstep:
+            self.inputs.on_agents(msg)
+            self.frames.pump()
+        else:
+            self.agents.update(msg)
 
     def _on_lights(self, msg: TrafficLightArray) -> None:
+        if self.p.lockstep:
+            self.inputs.on_lights(msg)
+            self.frames.pump()
+        else:
+            self._apply_lights(msg)
+
+    def _apply_lights(self, msg: TrafficLightArray) -> None:
         self.lights.update({lt.id: lt.state for lt in msg.lights if not lt.pedestrian})
+
+    # ---- lockstep ----------------------------------------------------------------------------
+    def _lockstep_setup(self) -> None:
+        """Frames on /clock ticks: frame t waits for the vehicle state of t and the traffic
+        outputs of the frame before (LockstepInputs), controls at multiples of the control
+        period, then acknowledges t with the stamp of the newest command."""
+        self.inputs = LockstepInputs(self.p.lockstep_inputs)
+        self.frames = FrameQueue(self._frame_ready, self._frame)
+        self._prev_ns: int | None = None
+        self._command_ns = 0
+        self._ack: LockstepAck | None = None
+        self._period_ns = round(1e9 / self.p.control_rate_hz)
+        self.pub_ack = self.create_publisher(LockstepAck, "/sim/lockstep_ack",
+                                                qos.LOCKSTEP_ACK)
+        self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
+                                 qos.LOCKSTEP_ACK)
+        self.create_subscription(Clock, "/clock", self._on_clock, qos.RELIABLE_STREAM)
+
+    def _on_ack(self, msg: LockstepAck) -> None:
+        self.inputs.on_ack(msg)
+        self.frames.pump()
+
+    def _on_clock(self, msg: Clock) -> None:
+        if self.frames.tick(conv.to_ns(msg.clock)) or self._ack is None:
+            return
+        # a repeated tick: the dynamics is stuck on our ack or on our last command (a reader
+        # that matched late loses what was sent before): send both again, unchanged
+        if self._last_command is not None:
+            self.pub.publish(self._last_command)
+        self.pub_ack.publish(self._ack)
+
+    def _frame_ready(self, t_ns: int) -> bool:
+        state_in = self.state is not None and conv.to_ns(self.state.header.stamp) >= t_ns
+        return state_in and self.inputs.complete(self._prev_ns)
+
+    def _frame(self, t_ns: int) -> None:
+        agents, lights = self.inputs.release(self._prev_ns)
+        for msg in agents:
+            self.agents.update(msg)
+        for msg in lights:
+            self._apply_lights(msg)
+        self._prev_ns = t_ns
+        if t_ns % self._period_ns == 0:
+            self._control(t_ns)
+        self._ack = LockstepAck(node=self.get_name(), stamp=conv.stamp(t_ns),
+                                command_stamp=conv.stamp(self._command_ns))
+        self.pub_ack.publish(self._ack)
 
     # ---- control -----------------------------------------------------------------------------
     def _on_timer(self) -> None:
-        now_ns = self.get_clock().now().nanoseconds
+        self._control(self.get_clock().now().nanoseconds)
+
+    def _publish(self, out: VehicleControl, now_ns: int) -> None:
+        self._command_ns, self._last_command = now_ns, out
+        self.pub.publish(out)
+
+    def _control(self, now_ns: int) -> None:
         timeout_ns = round(self.p.state_timeout_s * 1e9)
         s = self.state
         if s is None:
@@ -89,7 +165,7 @@ class EgoDriverNode(Node):
         if now_ns - t_state > timeout_ns:
             self.get_logger().warning("vehicle/state is stale: braking",
                                       throttle_duration_sec=5.0)
-            self.pub.publish(out)
+            self._publish(out, now_ns)
             return
         self.autopilot.set_agents(np.array(
             [(a.pose.position.x, a.pose.position.y,
@@ -102,11 +178,11 @@ class EgoDriverNode(Node):
                                         yaw, s.twist.linear.x)
         except ValueError as exc:
             self.get_logger().error(f"autopilot: {exc}; braking", throttle_duration_sec=5.0)
-            self.pub.publish(out)
+            self._publish(out, now_ns)
             return
         out.steering_angle, out.throttle, out.brake, out.gear = (
             cmd.steer_rad, cmd.throttle, cmd.brake, cmd.gear)
-        self.pub.publish(out)
+        self._publish(out, now_ns)
         self.get_logger().debug(f"{cmd.lane} s={cmd.s_m:.1f} lat={cmd.lateral_m:+.2f} "
                                 f"{cmd.reference} a={cmd.accel_mps2:+.2f}")
 

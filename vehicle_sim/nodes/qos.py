@@ -1,32 +1,39 @@
 """QoS by role (conventions.md): streams best-effort keep-last-1, events reliable."""
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy)
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+
+def _keep_last(depth: int, reliable: bool, transient_local: bool = False) -> QoSProfile:
+    return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
+                      reliability=(ReliabilityPolicy.RELIABLE if reliable
+                                   else ReliabilityPolicy.BEST_EFFORT),
+                      durability=(DurabilityPolicy.TRANSIENT_LOCAL if transient_local
+                                  else DurabilityPolicy.VOLATILE))
+
 
 # high-rate state, IMU, platform streams and /clock: never block the publisher
-STREAM = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                    reliability=ReliabilityPolicy.BEST_EFFORT,
-                    durability=DurabilityPolicy.VOLATILE)
+STREAM = _keep_last(1, reliable=False)
 # state at a moderate rate that tools (RViz, rosbag, stacks) subscribe to with the default QoS
-STATE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                   reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+STATE = _keep_last(10, reliable=True)
 # large arrays at a moderate rate (traffic agents: ~120 B per agent, 600 kB at 5000 agents):
 # best effort loses whole fragmented samples, reliable keep-last-1 delivers the newest
-LARGE_STREAM = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                          reliability=ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.VOLATILE)
+LARGE_STREAM = _keep_last(1, reliable=True)
 # commands from stacks and rigs: reliable, only the newest matters
-COMMAND = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+COMMAND = _keep_last(1, reliable=True)
 # collisions, faults, status changes: reliable, late joiners get the recent history
-EVENT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
-                   reliability=ReliabilityPolicy.RELIABLE,
-                   durability=DurabilityPolicy.TRANSIENT_LOCAL)
+EVENT = _keep_last(100, reliable=True, transient_local=True)
 # fault commands as read by the nodes owning a fault target: reliable + volatile, so it matches
 # both EVENT (transient-local) and COMMAND publishers; a restarted node starts without faults,
 # like power-cycled hardware
-FAULT_COMMAND = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
-                           reliability=ReliabilityPolicy.RELIABLE,
-                           durability=DurabilityPolicy.VOLATILE)
+FAULT_COMMAND = _keep_last(100, reliable=True)
+# lockstep acknowledgements as the peers publish them: every one is needed by the peers reading
+# them (ego driver), also by a reader that matched a moment late (transient local keeps the
+# recent ones). The dynamics node reads them volatile (LOCKSTEP_ACK_IN: matches any reliable
+# writer).
+LOCKSTEP_ACK = _keep_last(100, reliable=True, transient_local=True)
+LOCKSTEP_ACK_IN = _keep_last(100, reliable=True)
+# streams whose every sample counts when not paced by the wall clock: /clock in lockstep (the
+# peers acknowledge every tick), the raw state in fast and lockstep (sensors sample each one);
+# best-effort subscribers (rclpy's sim-time clock, tools) still match
+RELIABLE_STREAM = _keep_last(100, reliable=True)
 # published once: static transforms, maps
-LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                     reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+LATCHED = _keep_last(1, reliable=True, transient_local=True)

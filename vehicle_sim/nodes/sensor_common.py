@@ -26,6 +26,10 @@ from vehicle_sim.nodes.params import declare_and_load
 # every state instead of the newest only; 50 states = 50 ms at 1 kHz, so never stale for long.
 STATE_INPUT_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
                              durability=DurabilityPolicy.VOLATILE)
+# fast and lockstep modes: every state, so a seeded run gives the same samples (the dynamics
+# node publishes its raw stream reliable in those modes)
+STATE_INPUT_RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                                  durability=DurabilityPolicy.VOLATILE)
 
 
 class StateView:
@@ -101,7 +105,8 @@ class SensorNode(Node):
         self.create_subscription(FaultCommand, "faults/command", self._on_fault,
                                  qos.FAULT_COMMAND)
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
-                                 STATE_INPUT_QOS)
+                                 STATE_INPUT_QOS if self.p.mode == "realtime"
+                                 else STATE_INPUT_RELIABLE)
 
     def _on_state(self, msg: VehicleState) -> None:
         bad = first_non_finite(msg)

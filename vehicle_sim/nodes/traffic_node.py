@@ -16,9 +16,11 @@ coincide: a static identity map -> odom is assumed (the dynamics node starts the
 ``initial.*`` pose given in map coordinates).
 
 Lockstep (dynamics ``mode: lockstep`` with this node's name in ``lockstep_peers``): for every
-/clock tick t the node first runs the traffic steps due up to t, then publishes
-LockstepAck(node=<own name>, stamp=t) on /sim/lockstep_ack, so the dynamics may run its next
-frame; ticks between two traffic steps are acknowledged at once.
+/clock tick t, once the vehicle state stamped t is in (FrameQueue), the node runs the traffic
+steps due up to t, then publishes LockstepAck(node=<own name>, stamp=t, output_stamp=<newest
+step>) on /sim/lockstep_ack, so the dynamics may run its next frame; ticks between two traffic
+steps are acknowledged at once. Lights go out at every step, so readers can wait for them. No
+sim-time timer runs then: the same inputs give the same steps in every run.
 
 Shards (shard_count > 1, paper 003): after each step the agents that left this shard's sectors
 go to their new owner on ``traffic/handover`` (reliable, depth 100); received records are adopted
@@ -37,6 +39,7 @@ from rosgraph_msgs.msg import Clock
 from visualization_msgs.msg import MarkerArray
 
 from vehicle_sim.core.config import load
+from vehicle_sim.core.realtime import FrameQueue
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
@@ -88,6 +91,7 @@ class TrafficNode(Node):
         self.light_xy, self.ped_xy = tm.light_positions(self.sim.network)
         self.encoder = tm.AgentEncoder(self.sim.network.lane_names)
         self.ego: tuple[float, float, float, float] | None = None
+        self.ego_ns = -1  # stamp of the newest vehicle state [ns]
         self.last_ns: int | None = None  # sim time of the last step (schedule anchor)
         self.steps = self.skipped = 0
         self._lights_sent: tuple[np.ndarray, np.ndarray] | None = None
@@ -109,10 +113,15 @@ class TrafficNode(Node):
             self.create_subscription(TrafficHandover, "traffic/handover", self._on_handover,
                                      HANDOVER)
             self.create_subscription(TrafficHandover, "traffic/ghosts", self._on_ghosts, HANDOVER)
-        if self.p.lockstep:
-            self.pub_ack = self.create_publisher(LockstepAck, "/sim/lockstep_ack", qos.COMMAND)
-            self.create_subscription(Clock, "/clock", self._on_clock, qos.STREAM)
-        self.create_timer(self.dt_ns * 1e-9, self._on_timer)
+        self._last_agents = self._last_lights = None  # the newest step's outputs
+        if self.p.lockstep:  # frames on /clock ticks, each once its vehicle state is in
+            self.frames = FrameQueue(lambda t_ns: self.ego_ns >= t_ns, self._frame)
+            self._ack: LockstepAck | None = None
+            self.pub_ack = self.create_publisher(LockstepAck, "/sim/lockstep_ack",
+                                                qos.LOCKSTEP_ACK)
+            self.create_subscription(Clock, "/clock", self._on_clock, qos.RELIABLE_STREAM)
+        else:
+            self.create_timer(self.dt_ns * 1e-9, self._on_timer)
         shard = "all sectors" if not self.sharded else (
             f"shard {self.p.shard_index}/{self.p.shard_count} "
             f"({len(self.sim.owned)} of {self.sectors.nx * self.sectors.ny} sectors)")
@@ -124,11 +133,14 @@ class TrafficNode(Node):
     # ---- inputs ------------------------------------------------------------------------------
     def _on_state(self, msg: VehicleState) -> None:
         ego = tm.ego_from_state(msg)
+        self.ego_ns = max(self.ego_ns, conv.to_ns(msg.header.stamp))
         if ego is None:
             self.get_logger().warning("non-finite ego state on "
                                       f"{self.p.state_topic} skipped", throttle_duration_sec=5.0)
-            return
-        self.ego = ego
+        else:
+            self.ego = ego
+        if self.p.lockstep:
+            self.frames.pump()
 
     def _on_handover(self, msg: TrafficHandover) -> None:
         if msg.to_owner != self.p.shard_index or msg.from_owner == self.p.shard_index:
@@ -163,9 +175,23 @@ class TrafficNode(Node):
         self.advance(self.get_clock().now().nanoseconds)
 
     def _on_clock(self, msg: Clock) -> None:
-        t_ns = conv.to_ns(msg.clock)
+        if self.frames.tick(conv.to_ns(msg.clock)) or self._ack is None:
+            return
+        # a repeated tick: the run is stuck, maybe on something a late-matched reader lost;
+        # send the newest step's outputs and our ack again, unchanged
+        for pub, out in ((self.pub_agents, self._last_agents), (self.pub_lights,
+                                                                 self._last_lights)):
+            if out is not None:
+                pub.publish(out)
+        self.pub_ack.publish(self._ack)
+
+    def _frame(self, t_ns: int) -> None:
+        """Lockstep frame t_ns: the steps due, then the ack naming the newest step's stamp."""
         self.advance(t_ns)
-        self.pub_ack.publish(LockstepAck(node=self.get_name(), stamp=msg.clock))
+        self._ack = LockstepAck(node=self.get_name(), stamp=conv.stamp(t_ns))
+        if self.steps:
+            self._ack.output_stamp = conv.stamp(self.last_ns)
+        self.pub_ack.publish(self._ack)
 
     # ---- schedule ----------------------------------------------------------------------------
     def advance(self, now_ns: int) -> None:
@@ -208,7 +234,8 @@ class TrafficNode(Node):
             owner[g] = shard_of_sector(self.sectors, self.sectors.of(a["x"][g], a["y"][g]),
                                        self.p.shard_count)
         # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)
-        self.pub_agents.publish(self.encoder.encode(a, owner, t_ns, self.p.frame_id))
+        self._last_agents = self.encoder.encode(a, owner, t_ns, self.p.frame_id)
+        self.pub_agents.publish(self._last_agents)
         self._publish_lights(t_ns)
         if self.pub_markers is not None and t_ns >= self._next_markers_ns:
             self._next_markers_ns = t_ns + round(1e9 / self.p.markers_rate_hz)
@@ -243,12 +270,13 @@ class TrafficNode(Node):
         sent = self._lights_sent
         changed = sent is None or not (np.array_equal(states, sent[0])
                                        and np.array_equal(ped, sent[1]))
-        if not changed and t_ns < self._next_lights_ns:
-            return
+        if not changed and t_ns < self._next_lights_ns and not self.p.lockstep:
+            return  # (in lockstep every step's lights go out: readers wait for them)
         self._lights_sent = (states, ped)
         self._next_lights_ns = t_ns + round(1e9 / self.p.lights_rate_hz)
-        self.pub_lights.publish(tm.lights_msg(names, states, self.light_xy, ped_names, ped,
-                                              self.ped_xy, t_ns, self.p.frame_id))
+        self._last_lights = tm.lights_msg(names, states, self.light_xy, ped_names, ped,
+                                          self.ped_xy, t_ns, self.p.frame_id)
+        self.pub_lights.publish(self._last_lights)
 
 
 def main(args: list[str] | None = None) -> int:

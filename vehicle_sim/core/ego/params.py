@@ -54,6 +54,11 @@ class EgoDriverParams:
                                     doc="lateral margin of the leader corridor (kdriver)")
     max_start_distance_m: float = spec(30.0, unit="m", gt=0.0,
                                        doc="start refused (brake) if no lane is this near")
+    lockstep: bool = spec(False, doc="work on /clock ticks once each tick's inputs are in, and "
+                                     "acknowledge them (dynamics mode lockstep; set by the "
+                                     "scenario)")
+    lockstep_inputs: tuple[str, ...] = spec((), doc="in lockstep: the traffic nodes whose "
+                                                    "agents and lights each frame waits for")
 
     def __post_init__(self) -> None:
         if self.give_way_speed_mps < self.stop_sign_speed_mps:

@@ -75,6 +75,10 @@ class BridgeNodeParams:
                                            "arrives, even before a takeover")
     max_gear: int = spec(1, ge=1, doc="highest forward gear the driver's paddles select "
                                       "(the dynamics node's automatic box has 1)")
+    mode: str = spec("realtime", choices=("realtime", "fast", "lockstep"),
+                     doc="the run's pacing (set by the scenario): in fast and lockstep modes "
+                         "autonomy commands are forwarded as they arrive, not by the "
+                         "wall-clock loop, so the dynamics node gets each one in its frame")
     stats_period_s: float = spec(10.0, unit="s", ge=0.0,
                                  doc="log loop lateness and packet counts this often, 0 = at exit")
 

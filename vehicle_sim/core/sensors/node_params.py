@@ -30,6 +30,9 @@ class ImuNodeParams:
     state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     imu_topic: str = spec("imu/data", doc="sensor_msgs/Imu output")
     fault_target: str = spec("imu", doc="FaultCommand.target this node answers")
+    mode: str = spec("realtime", choices=("realtime", "fast", "lockstep"),
+                     doc="the run's pacing (set by the scenario): in fast and lockstep modes "
+                         "the state input is reliable, so every state is sampled (repeatable)")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,9 @@ class GpsNodeParams:
     velocity_topic: str = spec("gnss/velocity", doc="TwistWithCovarianceStamped (ENU) output, "
                                "'' = off; needs velocity_enabled in the preset")
     fault_target: str = spec("gps", doc="FaultCommand.target this node answers")
+    mode: str = spec("realtime", choices=("realtime", "fast", "lockstep"),
+                     doc="the run's pacing (set by the scenario): in fast and lockstep modes "
+                         "the state input is reliable, so every state is sampled (repeatable)")
 
 
 def load_preset(cls: type[T], path: str | Path, **overrides: Any) -> T:
