@@ -30,8 +30,14 @@ def ros_node():
     rclpy.shutdown(context=context)
 
 
+# waits stretch by this factor on slow machines, e.g. an emulated VM (scripts/vm_uinput.sh)
+TIME_SCALE = float(os.environ.get("VSIM_TEST_TIME_SCALE", "1"))
+
+
 def spin_until(node, predicate, timeout_s: float = 20.0, what: str = "condition") -> None:
-    """Spin the test node until predicate() is true; fail naming `what` after the timeout."""
+    """Spin the test node until predicate() is true; fail naming `what` after the timeout
+    (x VSIM_TEST_TIME_SCALE)."""
+    timeout_s *= TIME_SCALE
     deadline = time.monotonic() + timeout_s
     while not predicate():
         if time.monotonic() > deadline:

@@ -110,6 +110,7 @@ class StateStream:
     def __init__(self, node, accel=(-5.0, 2.0, 0.0), omega=(0.0, 0.0, 0.2)):
         self.pub = node.create_publisher(VehicleState, "vehicle/state_raw", qos.STREAM)
         self.accel, self.omega = accel, omega
+        self.aligning_nm = 0.0
         self.t_ns = 0
         self.stamps: set[int] = set()
         self.thread: Thread | None = None
@@ -122,6 +123,7 @@ class StateStream:
         a, w = self.accel, self.omega
         msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = a
         msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = w
+        msg.aligning_moment = self.aligning_nm
         self.stamps.add(self.t_ns)
         self.pub.publish(msg)
 
@@ -313,6 +315,26 @@ def test_rig_packets_drive_and_bad_packets_are_counted_without_effect(ros_node, 
                    "dropped (sender not allowed) 1"):
         assert reason in out, out
     assert "rejected: bad header" in out, out  # the rate-limited warning names the reason
+
+
+def test_cue_carries_the_force_feedback_torque_only_while_the_rig_is_live(ros_node, start_node,
+                                                                          rig):
+    """Wheel centred and still: the handwheel torque is k_a M_z / i_s (ffb.py), published in
+    MotionCue.steering_torque; with the rig silent (stale input) it is 0."""
+    port = free_port()
+    start_bridge(ros_node, start_node, rig, input_port=port)
+    watch, stream = Watch(ros_node), StateStream(ros_node)
+    ros_node.spin_until(lambda: stream.pub.get_subscription_count() > 0, what="state match")
+    stream.aligning_nm = 15.0
+    stream.start()
+    sender = RigInputSender(port)
+    expected = PLATFORM.ffb.aligning_gain * 15.0 / PLATFORM.ffb.steering_ratio
+    ros_node.spin_until(lambda: watch.cues and watch.cues[-1].steering_torque != 0.0,
+                        what="torque in the cue")
+    assert watch.cues[-1].steering_torque == pytest.approx(expected, abs=1e-3)  # raw 0 ~ centre
+    sender.stop()
+    ros_node.spin_until(lambda: watch.cues[-1].steering_torque == 0.0, what="stale rig: no torque")
+    stream.stop()
 
 
 def test_takeover_button_switches_from_autonomy_to_driver(ros_node, start_node, rig):

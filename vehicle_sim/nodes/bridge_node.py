@@ -166,7 +166,7 @@ class BridgeNode(Node):
             self.wheel.set_level(steer.ff_level)
         self._publish_control(steer, auto_fresh)
         if self.cycles % self._cue_every == 0:
-            self.pub_cue.publish(self._cue(frame, sample))
+            self.pub_cue.publish(self._cue(frame, sample, steer.torque_nm))
 
     def _driver(self, d: DriverInput) -> VehicleControl:
         """The rig's command (called once per cycle by the steering core)."""
@@ -201,8 +201,8 @@ class BridgeNode(Node):
             self.pub_control.publish(steer.mux.command if source == "autonomy"
                                      else self._driver_cmd)
 
-    def _cue(self, frame: MotionFrame, sample: _Sample | None) -> MotionCue:
-        msg = MotionCue(state=_STATE[frame.mode], limited=frame.limited)
+    def _cue(self, frame: MotionFrame, sample: _Sample | None, torque_nm: float) -> MotionCue:
+        msg = MotionCue(state=_STATE[frame.mode], limited=frame.limited, steering_torque=torque_nm)
         msg.header.stamp = sample.stamp if sample else Time()
         msg.header.frame_id = "driver_head"
         force, omega = self.motion.cue
