@@ -17,8 +17,11 @@ moving it. The bridge only uploads a level that changed (UpdateRateLimiter), so 
   2. sawtooth: M_z ramps by a different value at every state sample -> every platform cycle has
      a new level -> upload rate and intervals.
 The node's ffb_rate_hz (which replaces the preset's ffb.max_update_hz) is raised to 500, its
-limit, so the limiter does not cap the rate below the loop rate. Times are CLOCK_MONOTONIC of one machine (the guest when run
-through scripts/vm_uinput.sh: figures then include the emulation/virtualisation overhead).
+limit, so the limiter does not cap the rate below the loop rate. Times are CLOCK_MONOTONIC of
+one machine (the guest when run through scripts/vm_uinput.sh: figures then include the
+emulation/virtualisation overhead).
+Without a writable /dev/uinput the bench measures the same loop up to the level handed to the
+device writer: MotionCue.steering_torque at 500 Hz, with a UDP rig keeping the input fresh.
 
 Usage: scripts/vm_uinput.sh <venv> -- python bench/bench_wheel_ffb.py [seconds]
 """
@@ -274,7 +277,8 @@ def main() -> None:
     stats = re.findall(r"platform loop \((last.*?|at exit)\): cycles \d+, (lateness .*? "
                        r"overruns \d+)", log)
     where = "FF uploads seen by uinput" if DEVICE else "levels in motion/cue (no device)"
-    print(f"wheel FFB bench ({where}): {seconds:g} s of 1 kHz VehicleState, platform {RATE_HZ:g} Hz, "
+    print(f"wheel FFB bench ({where}): {seconds:g} s of 1 kHz VehicleState, platform "
+          f"{RATE_HZ:g} Hz, "
           f"ffb.max_update_hz {RATE_HZ:g}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}")
     print(f"  square wave M_z +-{MZ_NM:g} N m every {FLIP_MS} ms ({half:g} s): {len(up_sq)} "

@@ -103,7 +103,8 @@ def scenario_names() -> list[str]:
 def load_scenario(name: str) -> Scenario:
     """Load config/scenarios/<name>.yaml, or a scenario file given by its path (*.yaml);
     an unknown name lists the known ones."""
-    path = Path(name) if name.endswith(".yaml") else share_dir() / "config" / "scenarios" / f"{name}.yaml"
+    path = (Path(name) if name.endswith(".yaml")
+            else share_dir() / "config" / "scenarios" / f"{name}.yaml")
     if not path.is_file():
         raise ConfigError(str(path), "scenario",
                           f"unknown scenario {name!r} (known: {', '.join(scenario_names())})")

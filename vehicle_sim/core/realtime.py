@@ -116,7 +116,8 @@ class Pacer:
 
 
 class LockstepBarrier:
-    """Lets the loop advance frame f only after every peer acknowledged frame f - 1 (003's heartbeat).
+    """Lets the loop advance frame f only after every peer acknowledged frame f - 1 (paper 003's
+    heartbeat).
 
     Peers acknowledge with the sim time [ns] of the frame they finished, and the stamp [ns] of
     the newest vehicle command they published (0 = none). ``wait_for`` blocks until all named

@@ -8,8 +8,8 @@ Time: with use_sim_time (set for every node of the graph) a ROS timer follows /c
 the traffic runs at simulation time t_k = t_0 + k * dt with dt = 1 / rate_hz exactly (never
 wall time); t_0 is the first multiple of dt at or after the first /clock time seen (dt for
 a fresh dynamics node, whose first tick is 1 ms). Every output of step k is stamped t_k. If sim
-time jumps ahead by more than ``max_catch_up_steps`` steps the excess is skipped with a warning; if it goes back (a new
-dynamics run) the schedule re-anchors.
+time jumps ahead by more than ``max_catch_up_steps`` steps the excess is skipped with a warning;
+if it goes back (a new dynamics run) the schedule re-anchors.
 
 Frames: the ego is the latest ``vehicle/state`` (pose in odom). The traffic map frame and odom
 coincide: a static identity map -> odom is assumed (the dynamics node starts the ego at its
