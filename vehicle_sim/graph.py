@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from vehicle_sim.core.config import ConfigError, build, load_yaml, spec
+from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.paths import config_path, share_dir
 
 DISCOVERY_RANGES = ("LOCALHOST", "SUBNET", "SYSTEM_DEFAULT", "OFF")
@@ -32,7 +33,7 @@ LAUNCH_ARGS = (
               ("true", "false")),
     LaunchArg("mode", "realtime", "dynamics pacing: realtime (x real_time_factor), fast "
               "(as fast as possible) or lockstep (waits for every peer each frame)",
-              ("realtime", "fast", "lockstep")),
+              MODES),
     LaunchArg("real_time_factor", "1.0", "simulated seconds per wall second in realtime mode"),
     LaunchArg("duration", "0.0", "stop after this many simulated seconds (0 = until Ctrl-C)"),
     LaunchArg("seed", "0", "seed of every random process (traffic, sensor noise)"),

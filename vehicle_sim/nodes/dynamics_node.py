@@ -134,8 +134,7 @@ class DynamicsNode(Node):
         raw = self.p.raw_state_decimation and k % self.p.raw_state_decimation == 0
         if not raw and k % self._state_every:
             return
-        msg = conv.vehicle_state(self.model.snapshot(), t_ns, self.p.odom_frame,
-                                 self.p.base_frame, self.p.model)
+        msg = self._state_msg(t_ns)
         self._speed_mps = msg.twist.linear.x
         if raw:
             self.pub_raw.publish(msg)
@@ -162,8 +161,12 @@ class DynamicsNode(Node):
                                   f"t={t_ns * 1e-9:.3f} s", throttle_duration_sec=5.0)
         # in case a peer missed them (e.g. it started late): peers wait for both of a frame
         self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
-        self.pub_state.publish(conv.vehicle_state(self.model.snapshot(), t_ns, self.p.odom_frame,
-                                                  self.p.base_frame, self.p.model))
+        self.pub_state.publish(self._state_msg(t_ns))
+
+    def _state_msg(self, t_ns: int) -> conv.VehicleState:
+        """The model's state now, stamped t_ns (physics thread: the loop is between steps)."""
+        return conv.vehicle_state(self.model.snapshot(), t_ns, self.p.odom_frame,
+                                  self.p.base_frame, self.p.model)
 
     # ---- executor thread -----------------------------------------------------------------
     def _on_control(self, msg: VehicleControl) -> None:

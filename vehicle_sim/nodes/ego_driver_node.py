@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 from rclpy.node import Node
-from rosgraph_msgs.msg import Clock
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.realtime import FrameQueue
 from vehicle_sim.core.ego.autopilot import Autopilot, warm_up
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.traffic.mapfile import load_map
@@ -36,6 +34,7 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.lockstep_inputs import LockstepInputs
+from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
@@ -47,7 +46,6 @@ AGENTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
 # lockstep, where each array is needed: a deeper reader queue)
 LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
-
 
 
 class EgoDriverNode(Node):
@@ -80,19 +78,19 @@ class EgoDriverNode(Node):
     def _on_state(self, msg: VehicleState) -> None:
         self.state = msg
         if self.p.lockstep:
-            self.frames.pump()
+            self.lockstep.pump()
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         if self.p.lockstep:
             self.inputs.on_agents(msg)
-            self.frames.pump()
+            self.lockstep.pump()
         else:
             self.agents.update(msg)
 
     def _on_lights(self, msg: TrafficLightArray) -> None:
         if self.p.lockstep:
             self.inputs.on_lights(msg)
-            self.frames.pump()
+            self.lockstep.pump()
         else:
             self._apply_lights(msg)
 
@@ -101,39 +99,31 @@ class EgoDriverNode(Node):
 
     # ---- lockstep ----------------------------------------------------------------------------
     def _lockstep_setup(self) -> None:
-        """Frames on /clock ticks: frame t waits for the vehicle state of t and the traffic
-        outputs of the frame before (LockstepInputs), controls at multiples of the control
-        period, then acknowledges t with the stamp of the newest command."""
+        """Frames on /clock ticks (LockstepPeer): frame t waits for the vehicle state of t and
+        the traffic outputs of the frame before (LockstepInputs), controls at multiples of the
+        control period, and its ack names the newest command."""
         self.inputs = LockstepInputs(self.p.lockstep_inputs)
-        self.frames = FrameQueue(self._frame_ready, self._frame)
         self._prev_ns: int | None = None
         self._command_ns = 0
-        self._ack: LockstepAck | None = None
         self._period_ns = round(1e9 / self.p.control_rate_hz)
-        self.pub_ack = self.create_publisher(LockstepAck, "/sim/lockstep_ack",
-                                                qos.LOCKSTEP_ACK)
+        self.lockstep = LockstepPeer(self, self._frame_ready, self._frame, self._resend)
         self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
                                  qos.LOCKSTEP_ACK)
-        self.create_subscription(Clock, "/clock", self._on_clock, qos.RELIABLE_STREAM)
 
     def _on_ack(self, msg: LockstepAck) -> None:
         self.inputs.on_ack(msg)
-        self.frames.pump()
+        self.lockstep.pump()
 
-    def _on_clock(self, msg: Clock) -> None:
-        if self.frames.tick(conv.to_ns(msg.clock)) or self._ack is None:
-            return
-        # a repeated tick: the dynamics is stuck on our ack or on our last command (a reader
-        # that matched late loses what was sent before): send both again, unchanged
+    def _resend(self) -> None:
+        """The last command again (lockstep stall: the dynamics may wait for it)."""
         if self._last_command is not None:
             self.pub.publish(self._last_command)
-        self.pub_ack.publish(self._ack)
 
     def _frame_ready(self, t_ns: int) -> bool:
         state_in = self.state is not None and conv.to_ns(self.state.header.stamp) >= t_ns
         return state_in and self.inputs.complete(self._prev_ns)
 
-    def _frame(self, t_ns: int) -> None:
+    def _frame(self, t_ns: int) -> tuple[int, int]:
         agents, lights = self.inputs.release(self._prev_ns)
         for msg in agents:
             self.agents.update(msg)
@@ -142,9 +132,7 @@ class EgoDriverNode(Node):
         self._prev_ns = t_ns
         if t_ns % self._period_ns == 0:
             self._control(t_ns)
-        self._ack = LockstepAck(node=self.get_name(), stamp=conv.stamp(t_ns),
-                                command_stamp=conv.stamp(self._command_ns))
-        self.pub_ack.publish(self._ack)
+        return 0, self._command_ns
 
     # ---- control -----------------------------------------------------------------------------
     def _on_timer(self) -> None:

@@ -21,7 +21,6 @@ class LockstepInputs:
         self._acks: dict[str, dict[int, int]] = {p: {} for p in peers}  # frame -> output [ns]
         self._agents: list[tuple[int, TrafficAgentArray]] = []
         self._lights: list[tuple[int, TrafficLightArray]] = []
-        self._count = {"agents": Counter(), "lights": Counter()}
         self._released_ns = 0  # outputs up to this stamp have been handed out already
 
     def on_ack(self, msg: LockstepAck) -> None:
@@ -29,14 +28,10 @@ class LockstepInputs:
             self._acks[msg.node][conv.to_ns(msg.stamp)] = conv.to_ns(msg.output_stamp)
 
     def on_agents(self, msg: TrafficAgentArray) -> None:
-        t = conv.to_ns(msg.header.stamp)
-        self._agents.append((t, msg))
-        self._count["agents"][t] += 1
+        self._agents.append((conv.to_ns(msg.header.stamp), msg))
 
     def on_lights(self, msg: TrafficLightArray) -> None:
-        t = conv.to_ns(msg.header.stamp)
-        self._lights.append((t, msg))
-        self._count["lights"][t] += 1
+        self._lights.append((conv.to_ns(msg.header.stamp), msg))
 
     def complete(self, prev_ns: int | None) -> bool:
         """Every input peer acknowledged frame ``prev_ns`` and its outputs of then are here."""
@@ -48,7 +43,8 @@ class LockstepInputs:
                 return False
             stamps.append(self._acks[peer][prev_ns])
         need = Counter(s for s in stamps if s > self._released_ns)
-        return all(self._count[kind][s] >= n for kind in self._count for s, n in need.items())
+        return all(sum(t == s for t, _ in held) >= n
+                   for held in (self._agents, self._lights) for s, n in need.items())
 
     def release(self, prev_ns: int | None) -> tuple[list[TrafficAgentArray],
                                                    list[TrafficLightArray]]:
@@ -62,10 +58,8 @@ class LockstepInputs:
             for frame in [f for f in acks if f < prev_ns]:
                 del acks[frame]
         out = []
-        for kind, held in (("agents", self._agents), ("lights", self._lights)):
+        for held in (self._agents, self._lights):
             due = sorted((m for m in held if m[0] <= limit), key=lambda m: m[0])
             held[:] = [m for m in held if m[0] > limit]
-            for stamp in {s for s, _ in due}:
-                del self._count[kind][stamp]
             out.append([msg for _, msg in due])
         return out[0], out[1]

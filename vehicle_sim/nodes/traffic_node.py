@@ -16,7 +16,7 @@ coincide: a static identity map -> odom is assumed (the dynamics node starts the
 ``initial.*`` pose given in map coordinates).
 
 Lockstep (dynamics ``mode: lockstep`` with this node's name in ``lockstep_peers``): for every
-/clock tick t, once the vehicle state stamped t is in (FrameQueue), the node runs the traffic
+/clock tick t, once the vehicle state stamped t is in (LockstepPeer), the node runs the traffic
 steps due up to t, then publishes LockstepAck(node=<own name>, stamp=t, output_stamp=<newest
 step>) on /sim/lockstep_ack, so the dynamics may run its next frame; ticks between two traffic
 steps are acknowledged at once. Lights go out at every step, so readers can wait for them. No
@@ -35,11 +35,9 @@ import time
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
 from visualization_msgs.msg import MarkerArray
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.realtime import FrameQueue
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
@@ -48,7 +46,6 @@ from vehicle_sim.core.traffic.params import TrafficParams
 from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.core.traffic.zone import Sectors
 from vehicle_sim.msg import (
-    LockstepAck,
     TrafficAgentArray,
     TrafficHandover,
     TrafficLightArray,
@@ -57,6 +54,7 @@ from vehicle_sim.msg import (
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
+from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
@@ -115,11 +113,8 @@ class TrafficNode(Node):
             self.create_subscription(TrafficHandover, "traffic/ghosts", self._on_ghosts, HANDOVER)
         self._last_agents = self._last_lights = None  # the newest step's outputs
         if self.p.lockstep:  # frames on /clock ticks, each once its vehicle state is in
-            self.frames = FrameQueue(lambda t_ns: self.ego_ns >= t_ns, self._frame)
-            self._ack: LockstepAck | None = None
-            self.pub_ack = self.create_publisher(LockstepAck, "/sim/lockstep_ack",
-                                                qos.LOCKSTEP_ACK)
-            self.create_subscription(Clock, "/clock", self._on_clock, qos.RELIABLE_STREAM)
+            self.lockstep = LockstepPeer(self, lambda t_ns: self.ego_ns >= t_ns, self._frame,
+                                         self._resend)
         else:
             self.create_timer(self.dt_ns * 1e-9, self._on_timer)
         shard = "all sectors" if not self.sharded else (
@@ -140,7 +135,7 @@ class TrafficNode(Node):
         else:
             self.ego = ego
         if self.p.lockstep:
-            self.frames.pump()
+            self.lockstep.pump()
 
     def _on_handover(self, msg: TrafficHandover) -> None:
         if msg.to_owner != self.p.shard_index or msg.from_owner == self.p.shard_index:
@@ -174,24 +169,17 @@ class TrafficNode(Node):
     def _on_timer(self) -> None:
         self.advance(self.get_clock().now().nanoseconds)
 
-    def _on_clock(self, msg: Clock) -> None:
-        if self.frames.tick(conv.to_ns(msg.clock)) or self._ack is None:
-            return
-        # a repeated tick: the run is stuck, maybe on something a late-matched reader lost;
-        # send the newest step's outputs and our ack again, unchanged
-        for pub, out in ((self.pub_agents, self._last_agents), (self.pub_lights,
-                                                                 self._last_lights)):
+    def _frame(self, t_ns: int) -> tuple[int, int]:
+        """Lockstep frame t_ns: the steps due; (the newest step's stamp or 0, no command)."""
+        self.advance(t_ns)
+        return (self.last_ns if self.steps else 0), 0
+
+    def _resend(self) -> None:
+        """The newest step's outputs again (lockstep stall, see LockstepPeer)."""
+        for pub, out in ((self.pub_agents, self._last_agents),
+                         (self.pub_lights, self._last_lights)):
             if out is not None:
                 pub.publish(out)
-        self.pub_ack.publish(self._ack)
-
-    def _frame(self, t_ns: int) -> None:
-        """Lockstep frame t_ns: the steps due, then the ack naming the newest step's stamp."""
-        self.advance(t_ns)
-        self._ack = LockstepAck(node=self.get_name(), stamp=conv.stamp(t_ns))
-        if self.steps:
-            self._ack.output_stamp = conv.stamp(self.last_ns)
-        self.pub_ack.publish(self._ack)
 
     # ---- schedule ----------------------------------------------------------------------------
     def advance(self, now_ns: int) -> None:

@@ -15,6 +15,7 @@ import ipaddress
 from dataclasses import dataclass, replace
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.motion.params import PlatformParams
 
 EVDEV_AXES = ("steering", "throttle", "brake", "clutch")
@@ -75,7 +76,7 @@ class BridgeNodeParams:
                                            "arrives, even before a takeover")
     max_gear: int = spec(1, ge=1, doc="highest forward gear the driver's paddles select "
                                       "(the dynamics node's automatic box has 1)")
-    mode: str = spec("realtime", choices=("realtime", "fast", "lockstep"),
+    mode: str = spec("realtime", choices=MODES,
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "autonomy commands are forwarded as they arrive, not by the "
                          "wall-clock loop, so the dynamics node gets each one in its frame")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vehicle_sim.core.config import build, load_yaml, spec
+from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.sensors.params import GeoOrigin
 
 T = TypeVar("T")
@@ -30,7 +31,7 @@ class ImuNodeParams:
     state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     imu_topic: str = spec("imu/data", doc="sensor_msgs/Imu output")
     fault_target: str = spec("imu", doc="FaultCommand.target this node answers")
-    mode: str = spec("realtime", choices=("realtime", "fast", "lockstep"),
+    mode: str = spec("realtime", choices=MODES,
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "the state input is reliable, so every state is sampled (repeatable)")
 
@@ -54,7 +55,7 @@ class GpsNodeParams:
     velocity_topic: str = spec("gnss/velocity", doc="TwistWithCovarianceStamped (ENU) output, "
                                "'' = off; needs velocity_enabled in the preset")
     fault_target: str = spec("gps", doc="FaultCommand.target this node answers")
-    mode: str = spec("realtime", choices=("realtime", "fast", "lockstep"),
+    mode: str = spec("realtime", choices=MODES,
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "the state input is reliable, so every state is sampled (repeatable)")
 
