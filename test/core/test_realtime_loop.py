@@ -159,3 +159,18 @@ def test_sim_loop_watchdog_pause_step_and_deterministic_time():
     stop.set()
     thread.join(timeout=2)
     assert ticks == [8_000_000, 9_000_000]
+
+
+@pytest.mark.parametrize("fields, words", [
+    ({}, "needs lockstep_peers"),
+    ({"lockstep_peers": ("a",), "lockstep_frame_steps": 15}, "between two vehicle/state"),
+    ({"lockstep_peers": ("a",), "clock_decimation": 4}, "multiple of clock_decimation 4"),
+    ({"lockstep_peers": ("a",), "raw_state_decimation": 3}, "raw_state_decimation 3"),
+])
+def test_lockstep_frames_that_a_peer_could_never_acknowledge_are_refused(fields, words):
+    """Peers acknowledge a frame once its /clock tick and its states are in: a frame whose end
+    gets no tick or no state would stall the run forever."""
+    with pytest.raises(ValueError, match=words):
+        DynamicsParams(mode="lockstep", **{"lockstep_frame_steps": 10} | fields)
+    DynamicsParams(mode="lockstep", lockstep_peers=("a",), lockstep_frame_steps=20,
+                   raw_state_decimation=5, clock_decimation=2)

@@ -94,7 +94,7 @@ def test_runner_commands_match_the_declared_graph():
     assert graph.node_parameters(scenario.nodes[0], args, scenario) == {
         "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0,
         "wait_for_nodes": names[1:],  # the clock owner waits for every other node
-        "lockstep_peers": ["traffic", "ego_driver"]}
+        "lockstep_peers": ["traffic", "imu", "gps", "ego_driver"]}
     assert graph.node_parameters(scenario.nodes[1], args, scenario)["lockstep"] is False
     ego = next(n for n in scenario.nodes if n.name == "ego_driver")
     assert graph.node_parameters(ego, args, scenario) == {

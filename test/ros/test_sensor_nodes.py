@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import signal
 import time
 
 import pytest
 from geometry_msgs.msg import TwistWithCovarianceStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
 
 from vehicle_sim.msg import FaultCommand, FaultStatus, VehicleState
@@ -206,6 +208,38 @@ def test_same_seed_gives_identical_imu_samples(rig, start_node):
     # reader (best effort), so compare 30 samples allowing a start offset of up to 5 samples.
     assert aligned(runs[0], runs[1]), "same seed, same input: same samples"
     assert not aligned(runs[0], runs[2]), "another seed must draw other errors"
+
+
+def test_lockstep_imu_holds_the_dynamics_back_and_loses_no_state(rig, start_node):
+    """A lockstep IMU whose process is frozen (as a starved process would be) stops the
+    dynamics; resumed, it samples on its 5 ms grid without a gap: a state lost from its reader
+    queue would move a sample off the grid (and change every noise draw after it)."""
+    clock: list[int] = []
+    sub = rig.node.create_subscription(Clock, "/clock", lambda m: clock.append(to_ns(m.clock)),
+                                       qos.STREAM)
+    imu = start_node("imu_node", params={"preset_file": ADIS, "mode": "lockstep",
+                                         "lockstep": True})
+    start_node("dynamics_node", params={"mode": "lockstep", "lockstep_peers": "['imu']",
+                                        "lockstep_frame_steps": 10})
+    rig.node.spin_until(lambda: clock and max(clock) >= 500 * MS, timeout_s=60.0,
+                        what="0.5 s of lockstepped sim time")
+    imu.proc.send_signal(signal.SIGSTOP)
+    try:
+        for _ in range(10):  # let the frames in flight finish
+            rig.node.test_executor.spin_once(timeout_sec=0.05)
+        frozen = max(clock)
+        for _ in range(20):
+            rig.node.test_executor.spin_once(timeout_sec=0.05)
+        assert max(clock) == frozen, "the dynamics must wait for the frozen IMU"
+    finally:
+        imu.proc.send_signal(signal.SIGCONT)
+    rig.node.spin_until(lambda: max(clock) >= frozen + 2_000 * MS, timeout_s=60.0,
+                        what="2 s more sim time")
+    got = sorted(set(stamps(rig.imu)))
+    assert got and got[-1] > frozen, "samples after the resume"
+    off_grid = [t for t in got if (t - got[0]) % (5 * MS)]
+    assert not off_grid, f"samples off the 5 ms grid (a state was lost): {off_grid[:5]}"
+    rig.node.destroy_subscription(sub)
 
 
 def test_imu_faults_bias_step_duration_and_rejections(rig, start_node, ideal_imu):

@@ -6,6 +6,11 @@ time. A state with a non-finite field is skipped (rate-limited warning); a stamp
 previous one means the simulation restarted: the model is rebuilt from its seed. Fault commands
 whose target is ``fault_target`` are kept in a ``fault_book.FaultBook`` and answered on
 ``faults/status``. Concurrent faults combine: offsets add, noise scales multiply.
+
+Lockstep (parameter ``lockstep``): the node is a lockstep peer (``LockstepPeer``) and acknowledges
+each /clock tick once it has modelled the state of that tick. The dynamics node waits for the ack
+before it runs the next frame, so a sensor starved of CPU holds the run back instead of losing
+states from its reader queue (a lost state moves a sample and changes every noise draw after it).
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from vehicle_sim.msg import FaultCommand, FaultStatus, VehicleState
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns
 from vehicle_sim.nodes.fault_book import ActiveFault, Change, FaultBook, publish_changes
+from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.params import declare_and_load
 
 # qos.STREAM (best-effort, volatile: matches the same publishers) with a deeper reader queue: a
@@ -99,6 +105,7 @@ class SensorNode(Node):
         self.p = declare_and_load(self, self.params_cls)
         self.model = self.make_model()
         self.t_s: float | None = None  # sim time of the last accepted state
+        self.seen_ns = -1  # stamp of the newest state received, accepted or not [ns]
         self.skipped = 0
         self.book = FaultBook(self.p.fault_target, self.check_fault)
         self.pub_status = self.create_publisher(FaultStatus, "faults/status", qos.EVENT)
@@ -107,8 +114,17 @@ class SensorNode(Node):
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
                                  STATE_INPUT_QOS if self.p.mode == "realtime"
                                  else STATE_INPUT_RELIABLE)
+        self.lockstep = (LockstepPeer(self, lambda t_ns: self.seen_ns >= t_ns,
+                                      lambda t_ns: (0, 0), lambda: None)
+                         if self.p.lockstep else None)
 
     def _on_state(self, msg: VehicleState) -> None:
+        self._model_state(msg)
+        if self.lockstep is not None:
+            self.seen_ns = max(self.seen_ns, to_ns(msg.header.stamp))
+            self.lockstep.pump()
+
+    def _model_state(self, msg: VehicleState) -> None:
         bad = first_non_finite(msg)
         if bad is not None:
             self.skipped += 1

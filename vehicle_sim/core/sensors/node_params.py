@@ -16,6 +16,9 @@ from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.sensors.params import GeoOrigin
 
 T = TypeVar("T")
+_LOCKSTEP_DOC = ("acknowledge every /clock tick on /sim/lockstep_ack once the states up to it are "
+                 "sampled, so the dynamics never runs ahead of this node and no state is lost "
+                 "(dynamics mode lockstep; set by the scenario)")
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class ImuNodeParams:
     mode: str = spec("realtime", choices=MODES,
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "the state input is reliable, so every state is sampled (repeatable)")
+    lockstep: bool = spec(False, doc=_LOCKSTEP_DOC)
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class GpsNodeParams:
     mode: str = spec("realtime", choices=MODES,
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "the state input is reliable, so every state is sampled (repeatable)")
+    lockstep: bool = spec(False, doc=_LOCKSTEP_DOC)
 
 
 def load_preset(cls: type[T], path: str | Path, **overrides: Any) -> T:
