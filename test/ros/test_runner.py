@@ -122,41 +122,72 @@ REPEATED = ("/vehicle/state", "/autonomy/control", "/vehicle/control", "/traffic
             "/imu/data", "/gnss/fix")
 
 
-def recorded_by_stamp(folder: Path) -> dict[str, dict[int, bytes]]:
+def recorded_by_stamp(folder: Path) -> dict[str, dict[int, tuple[bytes, ...]]]:
     """Raw CDR of each compared topic's messages, keyed by header stamp [ns] (each of these
     types starts with a std_msgs/Header: after the 4-byte CDR encapsulation, int32 sec and
-    uint32 nanosec, little endian as written by Fast DDS here)."""
+    uint32 nanosec, little endian as written by Fast DDS here); several messages with one stamp
+    (one agent array per traffic shard) are kept sorted."""
     reader = pytest.importorskip("mcap.reader", reason="mcap not installed")
-    out: dict[str, dict[int, bytes]] = {t: {} for t in REPEATED}
+    out: dict[str, dict[int, list[bytes]]] = {t: {} for t in REPEATED}
     with open(next(folder.glob("*.mcap")), "rb") as f:
         for _, channel, msg in reader.make_reader(f).iter_messages(topics=list(REPEATED)):
             assert msg.data[:2] == b"\x00\x01", "CDR little endian"
             sec, nanosec = struct.unpack_from("<iI", msg.data, 4)
-            out[channel.topic][sec * 10**9 + nanosec] = bytes(msg.data)
-    return out
+            out[channel.topic].setdefault(sec * 10**9 + nanosec, []).append(bytes(msg.data))
+    return {t: {k: tuple(sorted(v)) for k, v in by.items()} for t, by in out.items()}
+
+
+def lockstep_runs(tmp_path: Path, *args: str) -> list[dict[str, dict[int, tuple[bytes, ...]]]]:
+    """Two seeded 8 s lockstep runs of a scenario, recorded; each drove and met traffic."""
+    runs = []
+    for k in (1, 2):
+        folder = tmp_path / f"run{k}"
+        result = run("--mode", "lockstep", "--duration", "8", "--seed", "3", "--record", "true",
+                     "--record_dir", str(folder), "--timeout", "150", *args, timeout=200)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        summary = json.loads(next(folder.glob("summary-*.json")).read_text())
+        assert summary["sim_time_s"] >= 8.0 and summary["distance_m"] > 5.0, summary
+        assert summary["traffic_agents_max"] > 0
+        runs.append(recorded_by_stamp(folder))
+    return runs
+
+
+def assert_same_where_both_recorded(runs, expected: dict[str, int]) -> None:
+    """Per topic: at least 90 % of the expected stamps in both runs (the recorder may miss a
+    message under load), and the same bytes at every stamp where both runs hold as many."""
+    for topic, count in expected.items():
+        a, b = runs[0][topic], runs[1][topic]
+        common = sorted(t for t in set(a) & set(b) if len(a[t]) == len(b[t]))
+        assert len(common) >= 0.9 * count, f"{topic}: {len(a)} / {len(b)} recorded"
+        differ = [t for t in common if a[t] != b[t]]
+        assert not differ, f"{topic}: runs differ first at t={differ[0] * 1e-9:.3f} s"
 
 
 def test_seeded_lockstep_runs_of_the_urban_graph_repeat_exactly(tmp_path):
     """Two lockstep runs with one seed: the ego's states, the autopilot's and the mux's
     commands, the traffic agents and the noisy IMU and GNSS samples are the same bytes at the
     same sim times (DDS timing differs between the runs); the ego drove and met traffic, so the
-    comparison means something. The recorder may miss a message under load: compared where both
-    have one."""
-    runs = []
-    for k in (1, 2):
-        folder = tmp_path / f"run{k}"
-        result = run("--mode", "lockstep", "--duration", "8", "--seed", "3", "--record", "true",
-                     "--record_dir", str(folder), "--timeout", "150", timeout=200)
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-        summary = json.loads(next(folder.glob("summary-*.json")).read_text())
-        assert summary["sim_time_s"] >= 8.0 and summary["distance_m"] > 5.0, summary
-        assert summary["traffic_agents_max"] > 0
-        runs.append(recorded_by_stamp(folder))
-    expected = {"/vehicle/state": 800, "/autonomy/control": 400, "/vehicle/control": 400,
-                "/traffic/agents": 160, "/imu/data": 1600, "/gnss/fix": 80}  # 8 s at their rates
-    for topic, count in expected.items():
-        a, b = runs[0][topic], runs[1][topic]
-        common = sorted(set(a) & set(b))
-        assert len(common) >= 0.9 * count, f"{topic}: {len(a)} / {len(b)} recorded"
-        differ = [t for t in common if a[t] != b[t]]
-        assert not differ, f"{topic}: runs differ first at t={differ[0] * 1e-9:.3f} s"
+    comparison means something."""
+    runs = lockstep_runs(tmp_path)
+    assert_same_where_both_recorded(runs, {
+        "/vehicle/state": 800, "/autonomy/control": 400, "/vehicle/control": 400,
+        "/traffic/agents": 160, "/imu/data": 1600, "/gnss/fix": 80})  # 8 s at their rates
+
+
+def test_seeded_lockstep_runs_with_two_traffic_shards_repeat_exactly(tmp_path):
+    """The same with the traffic split between two shards that hand agents over: both shards'
+    agent arrays are the same bytes in both runs, and agents did change owner."""
+    from rclpy.serialization import deserialize_message
+
+    from vehicle_sim.msg import TrafficAgentArray
+    runs = lockstep_runs(tmp_path, "--scenario", "urban_sharded")
+    assert_same_where_both_recorded(runs, {
+        "/vehicle/state": 800, "/vehicle/control": 400, "/traffic/agents": 160,
+        "/imu/data": 1600})
+    owners: dict[int, set[int]] = {}  # agent id -> shards that owned it
+    for arrays in runs[0]["/traffic/agents"].values():
+        for data in arrays:
+            for a in deserialize_message(data, TrafficAgentArray).agents:
+                if not a.ghost:
+                    owners.setdefault(a.id, set()).add(a.owner)
+    assert any(len(s) > 1 for s in owners.values()), "no agent was handed over"

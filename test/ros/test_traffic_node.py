@@ -28,8 +28,9 @@ from visualization_msgs.msg import Marker, MarkerArray
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, stamp, to_ns
+from vehicle_sim.nodes.shard_link import HANDOVER
 from vehicle_sim.nodes.traffic_msgs import agent_ids
-from vehicle_sim.nodes.traffic_node import HANDOVER, LIGHTS
+from vehicle_sim.nodes.traffic_node import LIGHTS
 from vehicle_sim.paths import config_path
 
 MS = 1_000_000

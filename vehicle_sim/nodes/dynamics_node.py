@@ -159,9 +159,13 @@ class DynamicsNode(Node):
     def _on_stalled(self, t_ns: int, peers: list[str]) -> None:
         self.get_logger().warning(f"lockstep: waiting for {', '.join(peers)} at "
                                   f"t={t_ns * 1e-9:.3f} s", throttle_duration_sec=5.0)
-        # in case a peer missed them (e.g. it started late): peers wait for both of a frame
+        # in case a peer missed them (e.g. it started late): peers wait for the tick and the
+        # state of a frame (the traffic and ego the 100 Hz state, the sensor peers the raw one)
         self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
-        self.pub_state.publish(self._state_msg(t_ns))
+        msg = self._state_msg(t_ns)
+        self.pub_state.publish(msg)
+        if self.p.raw_state_decimation:
+            self.pub_raw.publish(msg)
 
     def _state_msg(self, t_ns: int) -> conv.VehicleState:
         """The model's state now, stamped t_ns (physics thread: the loop is between steps)."""

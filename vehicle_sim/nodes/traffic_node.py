@@ -22,11 +22,10 @@ step>) on /sim/lockstep_ack, so the dynamics may run its next frame; ticks betwe
 steps are acknowledged at once. Lights go out at every step, so readers can wait for them. No
 sim-time timer runs then: the same inputs give the same steps in every run.
 
-Shards (shard_count > 1, paper 003): after each step the agents that left this shard's sectors
-go to their new owner on ``traffic/handover`` (reliable, depth 100); received records are adopted
-at the start of the first own step later than the sender's stamp. Every heartbeat the agents
-near the shard's border go to every other shard on ``traffic/ghosts`` (to_owner TO_ALL) and are
-installed there as read-only obstacles (set_ghosts), and published with ghost = true.
+Shards (shard_count > 1, paper 003): agents that leave this shard's sectors are handed over to
+their new owner, and the agents near the border go to the other shards as ghosts (read-only
+obstacles, published here with ghost = true); see shard_link.ShardLink, also for sharded
+lockstep, where each frame waits for the other shards' messages (``lockstep_inputs``).
 """
 from __future__ import annotations
 
@@ -38,16 +37,15 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from visualization_msgs.msg import MarkerArray
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
-from vehicle_sim.core.traffic.node_params import TrafficNodeParams, owned_sectors, shard_of_sector
+from vehicle_sim.core.traffic.node_params import TrafficNodeParams, owned_sectors
 from vehicle_sim.core.traffic.params import TrafficParams
 from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.core.traffic.zone import Sectors
 from vehicle_sim.msg import (
+    LockstepAck,
     TrafficAgentArray,
-    TrafficHandover,
     TrafficLightArray,
     VehicleState,
 )
@@ -57,15 +55,13 @@ from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.nodes.shard_link import ShardLink
 from vehicle_sim.paths import config_path
 
 # light states: reliable keep-last-1, re-published at lights_rate_hz for late joiners
 LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 TIMING_REPORT_STEPS = 200  # debug log of step / output compute times every this many steps
-# hand-over and ghosts: reliable and deep so no agent is lost; volatile (stale after a restart)
-HANDOVER = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
-                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
 
 def make_sim(p: TrafficNodeParams) -> tuple[TrafficSim, Sectors]:
@@ -94,8 +90,6 @@ class TrafficNode(Node):
         self.steps = self.skipped = 0
         self._lights_sent: tuple[np.ndarray, np.ndarray] | None = None
         self._next_lights_ns = self._next_markers_ns = 0
-        self._ghosts: dict[int, np.ndarray] = {}
-        self._pending: list[tuple[int, np.ndarray]] = []  # (sender's stamp, hand-over records)
         self._timing = np.zeros((TIMING_REPORT_STEPS, 2))  # wall s: core step, outputs
         self.pub_agents = self.create_publisher(TrafficAgentArray, "traffic/agents",
                                                  qos.LARGE_STREAM)
@@ -104,17 +98,15 @@ class TrafficNode(Node):
             if self.p.publish_markers else None
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state, qos.STATE)
         self.sharded = self.p.shard_count > 1
-        if self.sharded:
-            self.pub_handover = self.create_publisher(TrafficHandover, "traffic/handover",
-                                                      HANDOVER)
-            self.pub_ghosts = self.create_publisher(TrafficHandover, "traffic/ghosts", HANDOVER)
-            self.create_subscription(TrafficHandover, "traffic/handover", self._on_handover,
-                                     HANDOVER)
-            self.create_subscription(TrafficHandover, "traffic/ghosts", self._on_ghosts, HANDOVER)
+        self.link = ShardLink(self, self.p, self.sim, self.sectors, self.heartbeat,
+                              lambda: self.lockstep.pump()) if self.sharded else None
         self._last_agents = self._last_lights = None  # the newest step's outputs
-        if self.p.lockstep:  # frames on /clock ticks, each once its vehicle state is in
-            self.lockstep = LockstepPeer(self, lambda t_ns: self.ego_ns >= t_ns, self._frame,
-                                         self._resend)
+        self._prev_ns: int | None = None  # the last lockstep frame done
+        if self.p.lockstep:  # frames on /clock ticks, each once its inputs are in
+            self.lockstep = LockstepPeer(self, self._frame_ready, self._frame, self._resend)
+            if self.sharded:
+                self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
+                                         qos.LOCKSTEP_ACK)
         else:
             self.create_timer(self.dt_ns * 1e-9, self._on_timer)
         shard = "all sectors" if not self.sharded else (
@@ -137,40 +129,22 @@ class TrafficNode(Node):
         if self.p.lockstep:
             self.lockstep.pump()
 
-    def _on_handover(self, msg: TrafficHandover) -> None:
-        if msg.to_owner != self.p.shard_index or msg.from_owner == self.p.shard_index:
-            return
-        try:
-            self._pending.append((conv.to_ns(msg.header.stamp), tm.handover_records(msg)))
-        except ValueError as exc:
-            self.get_logger().error(f"hand-over refused, agents lost: {exc}")
-
-    def _accept_pending(self, t_ns: int) -> None:
-        """Adopt the agents handed over after a step before ``t_ns``: their records hold the
-        state at the sender's step, so they are stepped here from the next step on (never
-        twice for one instant, whichever shard runs ahead)."""
-        ready = [rec for stamp_ns, rec in self._pending if stamp_ns < t_ns]
-        self._pending = [(s, rec) for s, rec in self._pending if s >= t_ns]
-        for rec in ready:
-            try:
-                self.sim.accept(rec)
-            except (ValueError, RuntimeError) as exc:  # bad records or capacity exhausted
-                self.get_logger().error(f"hand-over refused, agents lost: {exc}")
-
-    def _on_ghosts(self, msg: TrafficHandover) -> None:
-        if msg.from_owner == self.p.shard_index:
-            return
-        try:
-            self._ghosts[msg.from_owner] = tm.handover_records(msg)
-            self.sim.set_ghosts(np.concatenate(list(self._ghosts.values())))
-        except (ValueError, RuntimeError) as exc:
-            self.get_logger().warning(f"ghosts ignored: {exc}", throttle_duration_sec=5.0)
-
     def _on_timer(self) -> None:
         self.advance(self.get_clock().now().nanoseconds)
 
+    def _on_ack(self, msg: LockstepAck) -> None:
+        self.link.on_ack(msg)
+        self.lockstep.pump()
+
+    def _frame_ready(self, t_ns: int) -> bool:
+        return self.ego_ns >= t_ns and (self.link is None or self.link.ready(self._prev_ns))
+
     def _frame(self, t_ns: int) -> tuple[int, int]:
-        """Lockstep frame t_ns: the steps due; (the newest step's stamp or 0, no command)."""
+        """Lockstep frame t_ns: the other shards' released hand-overs and ghosts, the steps
+        due; (the newest step's stamp or 0, no command)."""
+        if self.link is not None:
+            self.link.frame(self._prev_ns)
+        self._prev_ns = t_ns
         self.advance(t_ns)
         return (self.last_ns if self.steps else 0), 0
 
@@ -204,23 +178,17 @@ class TrafficNode(Node):
 
     def step(self, t_ns: int) -> None:
         """One traffic step for sim time t_ns, then every output of that step."""
-        self._accept_pending(t_ns)
+        if self.link is not None:
+            self.link.before_step(t_ns)
         start = time.perf_counter()  # wall time only measures compute (debug log)
         self.sim.step(self.dt_ns * 1e-9, self.ego)
         core = time.perf_counter()
         self.steps += 1
-        if self.sharded:
-            self._send_departures(t_ns)
-            if self.steps % self.heartbeat == 0:
-                self.pub_ghosts.publish(tm.handover_msg(
-                    self.sim.export_ghosts(self.p.ghost_margin_m), self.p.shard_index,
-                    TrafficHandover.TO_ALL, t_ns, self.p.frame_id))
+        if self.link is not None:
+            self.link.after_step(t_ns, self.steps)
         a = self.sim.agents(include_ghosts=True)
-        owner = np.full(len(a["uid"]), self.p.shard_index)
-        if self.sharded and a["ghost"].any():
-            g = a["ghost"]
-            owner[g] = shard_of_sector(self.sectors, self.sectors.of(a["x"][g], a["y"][g]),
-                                       self.p.shard_count)
+        owner = (self.link.owners(a) if self.link is not None
+                 else np.full(len(a["uid"]), self.p.shard_index))
         # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)
         self._last_agents = self.encoder.encode(a, owner, t_ns, self.p.frame_id)
         self.pub_agents.publish(self._last_agents)
@@ -240,17 +208,6 @@ class TrafficNode(Node):
                 f"{n} agents: core step p50 {p50[0]:.2f} p99 {p99[0]:.2f} ms, outputs "
                 f"(convert + publish) p50 {p50[1]:.2f} p99 {p99[1]:.2f} ms "
                 f"(budget {self.dt_ns * 1e-6:.0f} ms); {self.skipped} steps skipped so far")
-
-    def _send_departures(self, t_ns: int) -> None:
-        rec = self.sim.take_departures()
-        if not len(rec):
-            return
-        # records are the agent's float row first: columns ag.X, ag.Y are its map position
-        dest = shard_of_sector(self.sectors, self.sectors.of(rec[:, ag.X], rec[:, ag.Y]),
-                               self.p.shard_count)
-        for to in np.unique(dest).tolist():
-            self.pub_handover.publish(tm.handover_msg(rec[dest == to], self.p.shard_index, to,
-                                                      t_ns, self.p.frame_id))
 
     def _publish_lights(self, t_ns: int) -> None:
         names, states = self.sim.light_states()

@@ -43,6 +43,9 @@ class TrafficNodeParams:
                                  doc="agents this close to a foreign sector are sent as ghosts")
     lockstep: bool = spec(False, doc="acknowledge every /clock tick on /sim/lockstep_ack once "
                           "the traffic steps due up to it are done (dynamics mode lockstep)")
+    lockstep_inputs: tuple[str, ...] = spec((), doc="sharded lockstep: the node names of the "
+                                            "other shards, whose hand-overs and ghosts each "
+                                            "frame waits for (set by the scenario)")
     max_catch_up_steps: int = spec(5, ge=1, doc="steps run per callback when sim time jumped; "
                                    "beyond, the schedule re-anchors with a warning")
     publish_markers: bool = spec(True, doc="visualization_msgs/MarkerArray on traffic/markers")
@@ -56,6 +59,11 @@ class TrafficNodeParams:
         if self.shard_index >= self.shard_count:
             raise ValueError(f"shard_index ({self.shard_index}) must be < shard_count "
                              f"({self.shard_count})")
+        if self.lockstep and self.shard_count > 1 and (
+                len(set(self.lockstep_inputs)) != self.shard_count - 1):
+            raise ValueError(f"lockstep with {self.shard_count} shards needs the node names of "
+                             f"the {self.shard_count - 1} other shards in lockstep_inputs "
+                             f"(got {list(self.lockstep_inputs)})")
 
     @property
     def dt_ns(self) -> int:
