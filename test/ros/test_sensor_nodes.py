@@ -210,13 +210,26 @@ def test_same_seed_gives_identical_imu_samples(rig, start_node):
     assert not aligned(runs[0], runs[2]), "another seed must draw other errors"
 
 
+def settled(node, clock: list[int], quiet_s: float = 2.0, timeout_s: float = 30.0) -> int:
+    """The newest /clock time once no tick came for ``quiet_s`` of wall time."""
+    deadline = time.monotonic() + timeout_s
+    last, since = max(clock), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, f"/clock never stopped (at {max(clock)} ns)"
+        node.test_executor.spin_once(timeout_sec=0.05)
+        if max(clock) != last:
+            last, since = max(clock), time.monotonic()
+    return last
+
+
 def test_lockstep_imu_holds_the_dynamics_back_and_loses_no_state(rig, start_node):
     """A lockstep IMU whose process is frozen (as a starved process would be) stops the
-    dynamics; resumed, it samples on its 5 ms grid without a gap: a state lost from its reader
-    queue would move a sample off the grid (and change every noise draw after it)."""
+    dynamics at a frame end (without the IMU as a peer the clock would run on); resumed, it
+    samples on its 5 ms grid without a gap: a state lost from its reader queue would move a
+    sample off the grid (and change every noise draw after it)."""
     clock: list[int] = []
     sub = rig.node.create_subscription(Clock, "/clock", lambda m: clock.append(to_ns(m.clock)),
-                                       qos.STREAM)
+                                       qos.RELIABLE_STREAM)
     imu = start_node("imu_node", params={"preset_file": ADIS, "mode": "lockstep",
                                          "lockstep": True})
     start_node("dynamics_node", params={"mode": "lockstep", "lockstep_peers": "['imu']",
@@ -225,14 +238,10 @@ def test_lockstep_imu_holds_the_dynamics_back_and_loses_no_state(rig, start_node
                         what="0.5 s of lockstepped sim time")
     imu.proc.send_signal(signal.SIGSTOP)
     try:
-        for _ in range(10):  # let the frames in flight finish
-            rig.node.test_executor.spin_once(timeout_sec=0.05)
-        frozen = max(clock)
-        for _ in range(20):
-            rig.node.test_executor.spin_once(timeout_sec=0.05)
-        assert max(clock) == frozen, "the dynamics must wait for the frozen IMU"
+        frozen = settled(rig.node, clock)
     finally:
         imu.proc.send_signal(signal.SIGCONT)
+    assert frozen % (10 * MS) == 0, "the dynamics waits for the IMU at the end of a frame"
     rig.node.spin_until(lambda: max(clock) >= frozen + 2_000 * MS, timeout_s=60.0,
                         what="2 s more sim time")
     got = sorted(set(stamps(rig.imu)))
