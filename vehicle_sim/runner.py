@@ -120,6 +120,9 @@ class Runner:
                     child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     self._say(f"{child.spec.name} did not stop; sending {sig.name}")
+                    if sig == signal.SIGTERM:  # its stacks first (nodes.main: faulthandler)
+                        child.proc.send_signal(signal.SIGUSR1)
+                        time.sleep(0.2)
                     child.proc.send_signal(sig)
             deadline = time.monotonic() + 3.0
         for child in self.children:

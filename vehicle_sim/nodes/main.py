@@ -4,9 +4,12 @@
   one fatal log line naming it, exit code 2.
 - SIGINT/SIGTERM stop the node's own threads first, then rclpy, so no thread publishes into a
   context that is already shut down.
+- SIGUSR1 prints every thread's Python stack to stderr (faulthandler): the runner sends it to a
+  node that does not stop, so the log shows where it hangs.
 """
 from __future__ import annotations
 
+import faulthandler
 import signal
 import threading
 from collections.abc import Callable
@@ -30,6 +33,7 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
     The node may define ``start()`` (called after construction) and ``stop()`` (called before
     rclpy shuts down).
     """
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     try:
         node = factory()
