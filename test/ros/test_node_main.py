@@ -1,0 +1,42 @@
+"""vehicle_sim.nodes.main.run, the start-up and shutdown every node process shares: a DDS
+clean-up that blocks does not keep the process alive (a real rclpy node in a real process, whose
+destroy_node blocks as Fast DDS's participant deletion was seen to)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from vehicle_sim.nodes.main import CLEANUP_TIMEOUT_S
+from vehicle_sim.runner import STOP_GRACE_S
+
+HANGS_ON_DESTROY = """
+import time
+from rclpy.node import Node
+from vehicle_sim.nodes.main import run
+
+class Hangs(Node):
+    def __init__(self):
+        super().__init__("hangs")
+
+    def stop(self):
+        print("stop() ran", flush=True)
+
+    def destroy_node(self):
+        time.sleep(120.0)
+
+raise SystemExit(run(Hangs, "hangs", done=lambda node: True))
+"""
+
+
+def test_a_blocked_dds_cleanup_ends_the_process_after_the_timeout_with_a_message():
+    assert CLEANUP_TIMEOUT_S < STOP_GRACE_S, "the runner would SIGTERM first"
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", HANGS_ON_DESTROY], capture_output=True,
+                            text=True, timeout=60)
+    elapsed = time.monotonic() - start
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "stop() ran" in result.stdout, "the node's own stop() comes before the clean-up"
+    assert "DDS clean-up still blocked after 5 s" in result.stderr
+    assert "destroy_node" in result.stderr, "the stacks show where it blocked"
+    assert CLEANUP_TIMEOUT_S <= elapsed < CLEANUP_TIMEOUT_S + 30.0
