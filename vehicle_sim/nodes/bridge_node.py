@@ -284,9 +284,11 @@ class BridgeNode(Node):
         return response
 
 
+    def exit_code(self) -> int:
+        """1 if the platform loop failed, else 0 (nodes.main.run)."""
+        return 1 if self.failed else 0
+
+
 def main(args: list[str] | None = None) -> int:
     """Exit 2 on bad parameters, 1 if the platform loop failed, else 0."""
-    nodes: list[BridgeNode] = []
-    code = run(lambda: nodes.append(BridgeNode()) or nodes[0], "bridge", args,
-               done=lambda node: node.failed)
-    return 1 if nodes and nodes[0].failed else code
+    return run(BridgeNode, "bridge", args, done=lambda node: node.failed)

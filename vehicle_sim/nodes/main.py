@@ -6,10 +6,11 @@
   context that is already shut down.
 - SIGUSR1 prints every thread's Python stack to stderr (faulthandler): the runner sends it to a
   node that does not stop, so the log shows where it hangs.
-- The DDS clean-up at the end (destroying the node and its participant) is bounded: under load
-  Fast DDS has been seen to block in it for good (1 of 8 loaded runs here, inside
-  ``Node.destroy_node``); after ``CLEANUP_TIMEOUT_S`` the process says so and exits. The node's
-  own work, ``stop()`` included, is finished by then.
+- The ROS clean-up at the end (destroy_node, rclpy shutdown) is bounded: under load it has been
+  seen to block for good inside ``Node.destroy_node`` (the rcl/rmw node teardown; 1 of 8 fast
+  runs under 4 busy loops here); after ``CLEANUP_TIMEOUT_S`` the process prints its stacks, says
+  so and exits with the node's exit code. Everything the node does at the end belongs in its
+  ``stop()`` (files, summaries) and its code in ``exit_code()``: both run before the clean-up.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 
 import rclpy
@@ -35,10 +37,11 @@ ParameterException = (InvalidParameterTypeException, InvalidParameterValueExcept
 
 def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
         done: Callable[[Node], bool] = lambda node: False) -> int:
-    """Create the node, spin it until a signal (or ``done(node)``), then clean up.
+    """Create the node, spin it until a signal (or ``done(node)``), then clean up; returns the
+    exit code (2: refused to start; 1: an error escaped the node; else ``node.exit_code()``).
 
-    The node may define ``start()`` (called after construction) and ``stop()`` (called before
-    rclpy shuts down).
+    The node may define ``start()`` (called after construction), ``stop()`` (called before
+    rclpy shuts down) and ``exit_code()`` (default 0).
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -54,24 +57,32 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     getattr(node, "start", lambda: None)()
+    error = ""
     try:
         while not stop.is_set() and rclpy.ok() and not done(node):
             executor.spin_once(timeout_sec=0.05)
+    except BaseException:
+        error = traceback.format_exc()
+        raise
     finally:
         getattr(node, "stop", lambda: None)()
-        watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(name,))
+        code = 1 if error else getattr(node, "exit_code", lambda: 0)()
+        watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(name, code, error))
         watchdog.daemon = True
         watchdog.start()
-        executor.remove_node(node)
-        node.destroy_node()
-        rclpy.try_shutdown()
-        watchdog.cancel()
-    return 0
+        try:
+            executor.remove_node(node)
+            node.destroy_node()
+            rclpy.try_shutdown()
+        finally:
+            watchdog.cancel()
+    return code
 
 
-def _cleanup_hung(name: str) -> None:
-    print(f"[{name}] DDS clean-up still blocked after {CLEANUP_TIMEOUT_S:g} s (the node's "
-          "work is done): exiting without it", file=sys.stderr, flush=True)
+def _cleanup_hung(name: str, code: int, error: str) -> None:
+    print(f"{error}[{name}] ROS clean-up still blocked after {CLEANUP_TIMEOUT_S:g} s (the "
+          f"node's work is done): exiting with code {code} without it", file=sys.stderr,
+          flush=True)
     faulthandler.dump_traceback(all_threads=True)
     sys.stdout.flush()
-    os._exit(0)
+    os._exit(code)

@@ -80,17 +80,12 @@ class MonitorNode(Node):
         return text
 
 
-def main(args: list[str] | None = None) -> int:
-    holder: list[MonitorNode] = []
-
-    def make() -> MonitorNode:
-        holder.append(MonitorNode())
-        return holder[0]
-
-    code = run(make, "sim_monitor", args, done=lambda node: node.finished)
-    if holder:
-        node = holder[0]
-        reason = (f"reached duration {node.p.duration:g} s of simulated time" if node.done
+    def stop(self) -> None:
+        """The summary, printed (and written to record_dir) before the ROS clean-up."""
+        reason = (f"reached duration {self.p.duration:g} s of simulated time" if self.done
                   else "interrupted")
-        print(node.finish(reason), flush=True)
-    return code
+        print(self.finish(reason), flush=True)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(MonitorNode, "sim_monitor", args, done=lambda node: node.finished)
