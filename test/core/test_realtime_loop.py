@@ -166,6 +166,7 @@ def test_sim_loop_watchdog_pause_step_and_deterministic_time():
     ({"lockstep_peers": ("a",), "lockstep_frame_steps": 15}, "between two vehicle/state"),
     ({"lockstep_peers": ("a",), "clock_decimation": 4}, "multiple of clock_decimation 4"),
     ({"lockstep_peers": ("a",), "raw_state_decimation": 3}, "raw_state_decimation 3"),
+    ({"lockstep_peers": ("a",), "raw_state_decimation": 0}, "raw_state_decimation > 0"),
 ])
 def test_lockstep_frames_that_a_peer_could_never_acknowledge_are_refused(fields, words):
     """Peers acknowledge a frame once its /clock tick and its states are in: a frame whose end

@@ -3,10 +3,10 @@ built here and handed over in the orders DDS may deliver them)."""
 from __future__ import annotations
 
 import numpy as np
-from vehicle_sim.msg import LockstepAck
 
+from vehicle_sim.msg import LockstepAck, TrafficAgentArray, TrafficLightArray
 from vehicle_sim.nodes.conversions import stamp
-from vehicle_sim.nodes.lockstep_inputs import AckBook
+from vehicle_sim.nodes.lockstep_inputs import AckBook, LockstepInputs
 from vehicle_sim.nodes.shard_inputs import ShardInputs
 
 MS = 1_000_000
@@ -34,7 +34,7 @@ def test_ack_book_waits_for_every_peer_and_tolerates_a_missed_tick():
 
 def test_shard_inputs_release_only_what_the_other_shard_sent_up_to_the_frame_before():
     inputs = ShardInputs(("traffic_1",))
-    assert inputs.complete(None) and inputs.release(None) == ([], {})
+    assert inputs.complete(None) and inputs.release_records(None) == ([], {})
     # shard 1 stepped at 50 ms and acknowledged frame 60 naming that step; its messages of
     # step 50 arrive after the ack, the step-100 ones (next frame) even before them
     inputs.on_ack(ack("traffic_1", 60, 50))
@@ -47,15 +47,54 @@ def test_shard_inputs_release_only_what_the_other_shard_sent_up_to_the_frame_bef
     assert inputs.on_ghosts("traffic_1", 50 * MS, records(20.0))
     assert not inputs.on_ghosts("traffic_9", 50 * MS, records(0.0)), "not an input"
     assert inputs.complete(60 * MS)
-    adopt, ghosts = inputs.release(60 * MS)
-    assert [a.ravel().tolist() for a in adopt] == [[1.0, 2.0]]
+    adopt, ghosts = inputs.release_records(60 * MS)
+    assert [(s, a.ravel().tolist()) for s, a in adopt] == [(50 * MS, [1.0, 2.0])]
     assert ghosts["traffic_1"].ravel().tolist() == [20.0]
-    # frame 80: shard 1 did not step again (newest step still 50): nothing new is needed
+    # frame 80: shard 1 did not step again (newest step still 50), but re-sent its step-50
+    # messages after a stall: nothing new is needed and the repeats are not adopted again
+    assert inputs.on_handover("traffic_1", 50 * MS, records(1.0, 2.0))
+    assert inputs.on_ghosts("traffic_1", 50 * MS, records(20.0))
     inputs.on_ack(ack("traffic_1", 80, 50))
-    assert inputs.complete(80 * MS) and inputs.release(80 * MS) == ([], {})
-    # frame 100: step 100's messages, held since they arrived early, are released now
+    assert inputs.complete(80 * MS) and inputs.release_records(80 * MS) == ([], {})
+    # frame 100: step 100's messages, held since they arrived early, are released now (a repeat
+    # of a held one is dropped)
+    assert inputs.on_handover("traffic_1", 100 * MS, records(3.0))
     inputs.on_ack(ack("traffic_1", 100, 100))
     assert inputs.complete(100 * MS)
-    adopt, ghosts = inputs.release(100 * MS)
-    assert [a.ravel().tolist() for a in adopt] == [[3.0]]
+    adopt, ghosts = inputs.release_records(100 * MS)
+    assert [(s, a.ravel().tolist()) for s, a in adopt] == [(100 * MS, [3.0])]
     assert ghosts["traffic_1"].ravel().tolist() == [30.0]
+
+
+def arrays(t_ms: int) -> tuple[TrafficAgentArray, TrafficLightArray]:
+    agents, lights = TrafficAgentArray(), TrafficLightArray()
+    agents.header.stamp = lights.header.stamp = stamp(t_ms * MS)
+    return agents, lights
+
+
+def test_a_resent_array_of_one_traffic_node_does_not_stand_in_for_another_nodes_array():
+    """Two traffic shards stepped at 50 ms. Shard 0's arrays arrive, then again (its resend
+    after a stall), while shard 1's agent array is late: the frame is not complete until it is
+    in, and each array is handed out once. A sender the graph does not know yet waits."""
+    known = {"gid0": "traffic_0"}
+    inputs = LockstepInputs(("traffic_0", "traffic_1"), lambda topic, info: known.get(
+        info["gid"]))
+    a0, l0 = arrays(50)
+    a1, l1 = arrays(50)
+    for _ in range(2):
+        inputs.on_agents("/traffic/agents", a0, {"gid": "gid0"})
+        inputs.on_lights("/traffic/lights", l0, {"gid": "gid0"})
+    inputs.on_lights("/traffic/lights", l1, {"gid": "gid1"})  # sender not known yet
+    inputs.on_ack(ack("traffic_0", 60, 50))
+    inputs.on_ack(ack("traffic_1", 60, 50))
+    assert not inputs.complete(60 * MS), "shard 1's arrays are not attributed / not in"
+    known["gid1"] = "traffic_1"
+    inputs.on_agents("/traffic/agents", a1, {"gid": "gid1"})
+    assert inputs.complete(60 * MS)
+    agents, lights = inputs.release_arrays(60 * MS)
+    assert [id(m) for m in agents] == [id(a0), id(a1)], "once each, peers in listed order"
+    assert [id(m) for m in lights] == [id(l0), id(l1)]
+    inputs.on_agents("/traffic/agents", a0, {"gid": "gid0"})  # a late repeat: dropped
+    inputs.on_ack(ack("traffic_0", 80, 50))
+    inputs.on_ack(ack("traffic_1", 80, 50))
+    assert inputs.complete(80 * MS) and inputs.release_arrays(80 * MS) == ([], [])

@@ -64,8 +64,10 @@ class DynamicsParams:
             raise ValueError(f"lockstep_frame_steps {self.lockstep_frame_steps} must be a "
                              f"multiple of the {self.every(self.state_rate_hz)} steps between "
                              "two vehicle/state messages: peers wait for the state of each frame")
-        if (self.mode == "lockstep" and self.raw_state_decimation
-                and self.lockstep_frame_steps % self.raw_state_decimation):
+        if self.mode == "lockstep" and not self.raw_state_decimation:
+            raise ValueError("mode lockstep needs the raw state (raw_state_decimation > 0): "
+                             "sensor peers wait for the raw state of each frame")
+        if self.mode == "lockstep" and self.lockstep_frame_steps % self.raw_state_decimation:
             raise ValueError(f"lockstep_frame_steps {self.lockstep_frame_steps} must be a "
                              f"multiple of raw_state_decimation {self.raw_state_decimation}: "
                              "sensor peers wait for the raw state of each frame")

@@ -2,17 +2,21 @@
 
 In frame t a reader uses the outputs its input peers published up to the frame before, t_prev:
 each peer's ack of t_prev names the stamp of its newest output (``LockstepAck.output_stamp``),
-and the reader waits until it holds that peer's messages with that stamp. DDS keeps each topic of
+and the reader waits until it holds that peer's message with that stamp on every channel (each
+input peer publishes one message per channel at every output stamp). DDS keeps the messages of
 one writer in order but not the order between topics: this is the missing part. Messages that
-arrive early (a peer already working on frame t) are held back until a later frame.
+arrive early (a peer already working on frame t) are held back until a later frame; a message
+again with a stamp already held or released (a peer's resend after a stall) is dropped.
 
-``AckBook`` keeps the acks; ``LockstepInputs`` holds the traffic outputs the ego driver reads (a
-traffic node in lockstep publishes one agent array and one light array at every step); the
+``AckBook`` keeps the acks; ``PeerInputs`` holds messages by sender; ``LockstepInputs`` is the
+ego driver's (traffic agent and light arrays, senders told apart by ``SenderNames``); the
 traffic shards' hand-overs and ghosts are held by ``shard_inputs.ShardInputs``.
 """
 from __future__ import annotations
 
-from collections import Counter
+from typing import Any
+
+from rclpy.node import Node
 
 from vehicle_sim.msg import LockstepAck, TrafficAgentArray, TrafficLightArray
 from vehicle_sim.nodes import conversions as conv
@@ -49,12 +53,19 @@ class AckBook:
                 del acks[frame]
 
 
-class LockstepInputs:
-    def __init__(self, peers: tuple[str, ...]):
+MAX_UNKNOWN = 200  # messages of not yet known senders kept (a few seconds of traffic outputs)
+Released = dict[str, list[tuple[int, str, Any]]]  # channel -> [(stamp [ns], peer, message)]
+
+
+class PeerInputs:
+    """Messages of named peers on fixed channels, released frame by frame (module docstring)."""
+
+    def __init__(self, peers: tuple[str, ...], channels: tuple[str, ...]):
         self.acks = AckBook(peers)
-        self._agents: list[tuple[int, TrafficAgentArray]] = []
-        self._lights: list[tuple[int, TrafficLightArray]] = []
-        self._released_ns = 0  # outputs up to this stamp have been handed out already
+        self.channels = channels
+        self._held: dict[str, dict[str, list[tuple[int, Any]]]] = {
+            c: {p: [] for p in self.acks.peers} for c in channels}
+        self._released = dict.fromkeys(self.acks.peers, 0)  # per peer: stamps handed out [ns]
 
     @property
     def peers(self) -> tuple[str, ...]:
@@ -63,35 +74,93 @@ class LockstepInputs:
     def on_ack(self, msg: LockstepAck) -> None:
         self.acks.on_ack(msg)
 
-    def on_agents(self, msg: TrafficAgentArray) -> None:
-        self._agents.append((conv.to_ns(msg.header.stamp), msg))
-
-    def on_lights(self, msg: TrafficLightArray) -> None:
-        self._lights.append((conv.to_ns(msg.header.stamp), msg))
+    def hold(self, channel: str, peer: str, stamp_ns: int, item: Any) -> bool:
+        """Hold ``item`` until its frame; False if ``peer`` is not an input (not held)."""
+        if peer not in self._released:
+            return False
+        held = self._held[channel][peer]
+        if stamp_ns > self._released[peer] and all(s != stamp_ns for s, _ in held):
+            held.append((stamp_ns, item))
+        return True
 
     def complete(self, prev_ns: int | None) -> bool:
-        """Every input peer acknowledged frame ``prev_ns`` and its outputs of then are here."""
+        """Every input peer acknowledged ``prev_ns`` and its messages of the stamp its ack names
+        are here on every channel (the first frame needs nothing)."""
         if prev_ns is None:
-            return True  # the first frame uses no traffic input
+            return True
         named = self.acks.named(prev_ns)
         if named is None:
             return False
-        need = Counter(s for s in named.values() if s > self._released_ns)
-        return all(sum(t == s for t, _ in held) >= n
-                   for held in (self._agents, self._lights) for s, n in need.items())
+        return all(newest <= self._released[p]
+                   or all(any(s == newest for s, _ in self._held[c][p]) for c in self.channels)
+                   for p, newest in named.items())
 
-    def release(self, prev_ns: int | None) -> tuple[list[TrafficAgentArray],
-                                                   list[TrafficLightArray]]:
-        """The agent and light arrays to apply for the frame after ``prev_ns``, in stamp order
-        (call after ``complete(prev_ns)``); later ones stay held."""
+    def release(self, prev_ns: int | None) -> Released:
+        """Per channel, the messages for the frame after ``prev_ns`` in stamp order, peers in
+        their listed order at one stamp (call after ``complete(prev_ns)``); later ones stay."""
+        out: Released = {c: [] for c in self.channels}
         if prev_ns is None:
-            return [], []
-        limit = max(self.acks.named(prev_ns).values(), default=-1)
+            return out
+        named = self.acks.named(prev_ns)
         self.acks.forget(prev_ns)
-        self._released_ns = max(self._released_ns, limit)
-        out = []
-        for held in (self._agents, self._lights):
-            due = sorted((m for m in held if m[0] <= limit), key=lambda m: m[0])
-            held[:] = [m for m in held if m[0] > limit]
-            out.append([msg for _, msg in due])
-        return out[0], out[1]
+        for peer in self.peers:
+            limit = named[peer]
+            if limit <= self._released[peer]:
+                continue
+            self._released[peer] = limit
+            for c in self.channels:
+                held = self._held[c][peer]
+                out[c] += [(s, peer, m) for s, m in held if s <= limit]
+                held[:] = [(s, m) for s, m in held if s > limit]
+        for c in self.channels:
+            out[c].sort(key=lambda e: (e[0], self.peers.index(e[1])))
+        return out
+
+
+class SenderNames:
+    """Node name of a message's publisher (``MessageInfo.publisher_gid``), from the ROS graph;
+    None while the graph does not know the publisher yet."""
+
+    def __init__(self, node: Node):
+        self._node = node
+        self._names: dict[bytes, str] = {}
+
+    def __call__(self, topic: str, info: dict) -> str | None:
+        gid = bytes((info.get("publisher_gid") or {}).get("data", b""))
+        if gid not in self._names:
+            for ep in self._node.get_publishers_info_by_topic(topic):
+                self._names[bytes(ep.endpoint_gid)] = ep.node_name
+        return self._names.get(gid)
+
+
+class LockstepInputs(PeerInputs):
+    """The ego driver's traffic inputs: one agent array and one light array per traffic step of
+    every input traffic node. Messages whose sender is not known yet wait in ``_unknown``."""
+
+    def __init__(self, peers: tuple[str, ...], names: SenderNames):
+        super().__init__(peers, ("agents", "lights"))
+        self._names = names
+        self._unknown: list[tuple[str, str, Any, dict]] = []  # (channel, topic, msg, info)
+
+    def on_agents(self, topic: str, msg: TrafficAgentArray, info: dict) -> None:
+        self._on("agents", topic, msg, info)
+
+    def on_lights(self, topic: str, msg: TrafficLightArray, info: dict) -> None:
+        self._on("lights", topic, msg, info)
+
+    def _on(self, channel: str, topic: str, msg: Any, info: dict) -> None:
+        self._unknown.append((channel, topic, msg, info))
+        waiting = []
+        for c, t, m, i in self._unknown:  # in arrival order, so each writer's order is kept
+            peer = self._names(t, i)
+            if peer is None:
+                waiting.append((c, t, m, i))
+            else:
+                self.hold(c, peer, conv.to_ns(m.header.stamp), m)
+        self._unknown = waiting[-MAX_UNKNOWN:]
+
+    def release_arrays(self, prev_ns: int | None) -> tuple[list[TrafficAgentArray],
+                                                          list[TrafficLightArray]]:
+        """The agent and light arrays to apply for the frame after ``prev_ns``."""
+        out = self.release(prev_ns)
+        return [m for _, _, m in out["agents"]], [m for _, _, m in out["lights"]]

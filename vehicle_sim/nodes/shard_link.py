@@ -9,7 +9,10 @@ read-only obstacles (TrafficSim.set_ghosts).
 Lockstep (``lockstep_inputs`` = the other shards' node names): a hand-over goes to every other
 shard at every step, empty or not, and the ghosts at every step (the frames are the heartbeat);
 frame t adopts what the others sent up to the frame before (shard_inputs.ShardInputs), so the
-shards exchange the same agents in every run. Without lockstep, whatever has arrived is used.
+shards exchange the same agents in every run. On a stall the newest step's messages go out again
+(``resend``; readers drop the repeats), for a reader that matched late. With frames longer than
+a traffic step, an agent handed over in a frame is adopted in the next one, so it skips the steps
+in between. Without lockstep, whatever has arrived is used.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.core.traffic import agents as ag
@@ -41,6 +45,7 @@ class ShardLink:
         self.heartbeat, self._pump = heartbeat, pump
         self._ghosts: dict[int | str, np.ndarray] = {}  # by sender (shard or node name)
         self._pending: list[tuple[int, np.ndarray]] = []  # (sender's stamp, hand-over records)
+        self._sent: list[tuple[Publisher, TrafficHandover]] = []  # the newest step's messages
         self.inputs = ShardInputs(p.lockstep_inputs) if p.lockstep else None
         self._pub_handover = node.create_publisher(TrafficHandover, "traffic/handover", HANDOVER)
         self._pub_ghosts = node.create_publisher(TrafficHandover, "traffic/ghosts", HANDOVER)
@@ -58,9 +63,14 @@ class ShardLink:
 
     def frame(self, prev_ns: int | None) -> None:
         """Start of the lockstep frame after ``prev_ns``: take what was sent up to it."""
-        adopt, ghosts = self.inputs.release(prev_ns)
-        self._pending += [(-1, rec) for rec in adopt]  # (adopted at the next step)
+        adopt, ghosts = self.inputs.release_records(prev_ns)
+        self._pending += adopt
         self._set_ghosts(ghosts)
+
+    def resend(self) -> None:
+        """The newest step's hand-overs and ghosts again (lockstep stall)."""
+        for pub, msg in self._sent:
+            pub.publish(msg)
 
     # ---- steps -------------------------------------------------------------------------------
     def before_step(self, t_ns: int) -> None:
@@ -77,10 +87,11 @@ class ShardLink:
 
     def after_step(self, t_ns: int, steps: int) -> None:
         """Send the departures of step number ``steps`` (at ``t_ns``), and the ghosts when due."""
+        self._sent = []
         self._send_departures(t_ns)
         if steps % self.heartbeat == 0 or self.p.lockstep:
-            self._pub_ghosts.publish(self._msg(self.sim.export_ghosts(self.p.ghost_margin_m),
-                                               TrafficHandover.TO_ALL, t_ns))
+            self._publish(self._pub_ghosts, self._msg(
+                self.sim.export_ghosts(self.p.ghost_margin_m), TrafficHandover.TO_ALL, t_ns))
 
     def owners(self, a: dict[str, np.ndarray]) -> np.ndarray:
         """Owning shard of each published agent (ghosts: the shard of their sector)."""
@@ -101,7 +112,11 @@ class ShardLink:
                                self.p.shard_count)
         others = [i for i in range(self.p.shard_count) if i != self.p.shard_index]
         for to in others if self.p.lockstep else np.unique(dest).tolist():
-            self._pub_handover.publish(self._msg(rec[dest == to], to, t_ns))
+            self._publish(self._pub_handover, self._msg(rec[dest == to], to, t_ns))
+
+    def _publish(self, pub: Publisher, msg: TrafficHandover) -> None:
+        pub.publish(msg)
+        self._sent.append((pub, msg))
 
     def _msg(self, records: np.ndarray, to: int, t_ns: int) -> TrafficHandover:
         msg = tm.handover_msg(records, self.p.shard_index, to, t_ns, self.p.frame_id)

@@ -11,9 +11,9 @@ a fresh dynamics node, whose first tick is 1 ms). Every output of step k is stam
 time jumps ahead by more than ``max_catch_up_steps`` steps the excess is skipped with a warning;
 if it goes back (a new dynamics run) the schedule re-anchors.
 
-Frames: the ego is the latest ``vehicle/state`` (pose in odom). The traffic map frame and odom
-coincide: a static identity map -> odom is assumed (the dynamics node starts the ego at its
-``initial.*`` pose given in map coordinates).
+Frames: the ego is the latest ``vehicle/state`` (pose in odom; in lockstep the latest stamped at
+or before the step). The traffic map frame and odom coincide: a static identity map -> odom is
+assumed (the dynamics node starts the ego at its ``initial.*`` pose given in map coordinates).
 
 Lockstep (dynamics ``mode: lockstep`` with this node's name in ``lockstep_peers``): for every
 /clock tick t, once the vehicle state stamped t is in (LockstepPeer), the node runs the traffic
@@ -30,6 +30,7 @@ lockstep, where each frame waits for the other shards' messages (``lockstep_inpu
 from __future__ import annotations
 
 import time
+from collections import deque
 
 import numpy as np
 from rclpy.node import Node
@@ -85,6 +86,9 @@ class TrafficNode(Node):
         self.light_xy, self.ped_xy = tm.light_positions(self.sim.network)
         self.encoder = tm.AgentEncoder(self.sim.network.lane_names)
         self.ego: tuple[float, float, float, float] | None = None
+        # lockstep: the ego states by stamp, so step t uses the state of t even when a newer
+        # one came in first (the dynamics runs on to the frame end)
+        self._egos: deque[tuple[int, tuple[float, float, float, float]]] = deque()
         self.ego_ns = -1  # stamp of the newest vehicle state [ns]
         self.last_ns: int | None = None  # sim time of the last step (schedule anchor)
         self.steps = self.skipped = 0
@@ -124,6 +128,8 @@ class TrafficNode(Node):
         if ego is None:
             self.get_logger().warning("non-finite ego state on "
                                       f"{self.p.state_topic} skipped", throttle_duration_sec=5.0)
+        elif self.p.lockstep:
+            self._egos.append((conv.to_ns(msg.header.stamp), ego))
         else:
             self.ego = ego
         if self.p.lockstep:
@@ -154,6 +160,8 @@ class TrafficNode(Node):
                          (self.pub_lights, self._last_lights)):
             if out is not None:
                 pub.publish(out)
+        if self.link is not None:
+            self.link.resend()
 
     # ---- schedule ----------------------------------------------------------------------------
     def advance(self, now_ns: int) -> None:
@@ -181,6 +189,8 @@ class TrafficNode(Node):
         if self.link is not None:
             self.link.before_step(t_ns)
         start = time.perf_counter()  # wall time only measures compute (debug log)
+        if self.p.lockstep:
+            self._ego_at(t_ns)
         self.sim.step(self.dt_ns * 1e-9, self.ego)
         core = time.perf_counter()
         self.steps += 1
@@ -199,6 +209,11 @@ class TrafficNode(Node):
                 a, self.light_xy, self.sim.light_states()[1], t_ns, self.p.frame_id,
                 lifetime_s=2.0 / self.p.markers_rate_hz))
         self._report_timing(core - start, time.perf_counter() - core, len(a["uid"]))
+
+    def _ego_at(self, t_ns: int) -> None:
+        """Lockstep: ``self.ego`` = the newest ego state stamped at or before ``t_ns``."""
+        while self._egos and self._egos[0][0] <= t_ns:
+            self.ego = self._egos.popleft()[1]
 
     def _report_timing(self, core_s: float, out_s: float, n: int) -> None:
         self._timing[self.steps % TIMING_REPORT_STEPS] = core_s, out_s

@@ -37,8 +37,9 @@ class TrafficNodeParams:
     shard_count: int = spec(1, ge=1, le=MAX_SHARDS,
                             doc="1 = 'all' (whole map, no hand-over); n: sector columns split "
                             "into n west-to-east bands")
-    heartbeat_steps: int = spec(0, ge=0, doc="ghosts published every N steps (003's N); "
-                                "0 = TrafficParams.heartbeat_steps of the params file")
+    heartbeat_steps: int = spec(0, ge=0, doc="ghosts published every N steps (003's N; in "
+                                "lockstep every step); 0 = TrafficParams.heartbeat_steps of "
+                                "the params file")
     ghost_margin_m: float = spec(50.0, unit="m", gt=0.0,
                                  doc="agents this close to a foreign sector are sent as ghosts")
     lockstep: bool = spec(False, doc="acknowledge every /clock tick on /sim/lockstep_ack once "
