@@ -66,8 +66,8 @@ def test_shard_inputs_release_only_what_the_other_shard_sent_up_to_the_frame_bef
     assert ghosts["traffic_1"].ravel().tolist() == [30.0]
 
 
-def arrays(t_ms: int) -> tuple[TrafficAgentArray, TrafficLightArray]:
-    agents, lights = TrafficAgentArray(), TrafficLightArray()
+def arrays(t_ms: int, source: str) -> tuple[TrafficAgentArray, TrafficLightArray]:
+    agents, lights = TrafficAgentArray(source=source), TrafficLightArray(source=source)
     agents.header.stamp = lights.header.stamp = stamp(t_ms * MS)
     return agents, lights
 
@@ -75,26 +75,23 @@ def arrays(t_ms: int) -> tuple[TrafficAgentArray, TrafficLightArray]:
 def test_a_resent_array_of_one_traffic_node_does_not_stand_in_for_another_nodes_array():
     """Two traffic shards stepped at 50 ms. Shard 0's arrays arrive, then again (its resend
     after a stall), while shard 1's agent array is late: the frame is not complete until it is
-    in, and each array is handed out once. A sender the graph does not know yet waits."""
-    known = {"gid0": "traffic_0"}
-    inputs = LockstepInputs(("traffic_0", "traffic_1"), lambda topic, info: known.get(
-        info["gid"]))
-    a0, l0 = arrays(50)
-    a1, l1 = arrays(50)
+    in, and each array is handed out once; a node that is not an input is ignored."""
+    inputs = LockstepInputs(("traffic_0", "traffic_1"))
+    a0, l0 = arrays(50, "traffic_0")
+    a1, l1 = arrays(50, "traffic_1")
     for _ in range(2):
-        inputs.on_agents("/traffic/agents", a0, {"gid": "gid0"})
-        inputs.on_lights("/traffic/lights", l0, {"gid": "gid0"})
-    inputs.on_lights("/traffic/lights", l1, {"gid": "gid1"})  # sender not known yet
+        assert inputs.on_agents(a0) and inputs.on_lights(l0)
+    assert inputs.on_lights(l1)
+    assert not inputs.on_agents(arrays(50, "traffic_9")[0]), "not an input"
     inputs.on_ack(ack("traffic_0", 60, 50))
     inputs.on_ack(ack("traffic_1", 60, 50))
-    assert not inputs.complete(60 * MS), "shard 1's arrays are not attributed / not in"
-    known["gid1"] = "traffic_1"
-    inputs.on_agents("/traffic/agents", a1, {"gid": "gid1"})
+    assert not inputs.complete(60 * MS), "shard 1's agent array is not in"
+    inputs.on_agents(a1)
     assert inputs.complete(60 * MS)
     agents, lights = inputs.release_arrays(60 * MS)
     assert [id(m) for m in agents] == [id(a0), id(a1)], "once each, peers in listed order"
     assert [id(m) for m in lights] == [id(l0), id(l1)]
-    inputs.on_agents("/traffic/agents", a0, {"gid": "gid0"})  # a late repeat: dropped
+    inputs.on_agents(a0)  # a late repeat: dropped
     inputs.on_ack(ack("traffic_0", 80, 50))
     inputs.on_ack(ack("traffic_1", 80, 50))
     assert inputs.complete(80 * MS) and inputs.release_arrays(80 * MS) == ([], [])

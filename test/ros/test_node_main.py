@@ -43,3 +43,26 @@ def test_a_blocked_ros_cleanup_ends_the_process_after_the_timeout_with_a_message
     assert "ROS clean-up still blocked after 5 s" in result.stderr
     assert "destroy_node" in result.stderr, "the stacks show where it blocked"
     assert CLEANUP_TIMEOUT_S <= elapsed < CLEANUP_TIMEOUT_S + 30.0
+
+
+STOP_RAISES = """
+from rclpy.node import Node
+from vehicle_sim.nodes.main import run
+
+class StopRaises(Node):
+    def __init__(self):
+        super().__init__("stop_raises")
+
+    def stop(self):
+        raise OSError("record_dir is read-only")
+
+raise SystemExit(run(StopRaises, "stop_raises", done=lambda node: True))
+"""
+
+
+def test_an_error_in_stop_exits_1_with_its_traceback_and_still_cleans_up():
+    result = subprocess.run([sys.executable, "-c", STOP_RAISES], check=False,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "OSError: record_dir is read-only" in result.stderr
+    assert "ROS clean-up still blocked" not in result.stderr

@@ -356,10 +356,11 @@ def test_agent_encoder_bytes_equal_the_message_objects():
     def round_trip(msg):  # float32 fields rounded as on the wire
         return deserialize_message(serialize_message(msg), TrafficAgentArray)
 
-    for frame in ("map", "m", "odom_x", "abcdefgh"):  # every header alignment
+    for frame, source in (("map", "traffic"), ("m", ""), ("odom_x", "traffic_1"),
+                          ("abcdefgh", "t")):  # every header and source alignment
         for t_ns in (0, 5, 123_456_789_012):
-            raw = encoder.encode(a, owner, t_ns, frame)
-            ref = tm.agents_msg(a, owner, names, t_ns, frame)
+            raw = encoder.encode(a, owner, t_ns, frame, source)
+            ref = tm.agents_msg(a, owner, names, t_ns, frame, source)
             assert deserialize_message(raw, TrafficAgentArray) == round_trip(ref)
     empty = {k: v[:0] for k, v in a.items()}
     assert deserialize_message(encoder.encode(empty, owner[:0], 7, "map"), TrafficAgentArray) \

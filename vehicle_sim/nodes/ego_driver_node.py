@@ -33,7 +33,7 @@ from vehicle_sim.msg import (LockstepAck, TrafficAgentArray, TrafficLightArray, 
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
-from vehicle_sim.nodes.lockstep_inputs import LockstepInputs, SenderNames
+from vehicle_sim.nodes.lockstep_inputs import LockstepInputs
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
@@ -63,11 +63,8 @@ class EgoDriverNode(Node):
         self.lights: dict[str, int] = {}
         self.pub = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
-        # (callbacks with MessageInfo: in lockstep the sender is told by its publisher's gid)
-        self._sub_agents = self.create_subscription(TrafficAgentArray, "traffic/agents",
-                                                    self._on_agents, AGENTS)
-        self._sub_lights = self.create_subscription(TrafficLightArray, "traffic/lights",
-                                                    self._on_lights, LIGHTS)
+        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, AGENTS)
+        self.create_subscription(TrafficLightArray, "traffic/lights", self._on_lights, LIGHTS)
         if self.p.lockstep:
             self._lockstep_setup()
         else:
@@ -83,19 +80,24 @@ class EgoDriverNode(Node):
         if self.p.lockstep:
             self.lockstep.pump()
 
-    def _on_agents(self, msg: TrafficAgentArray, info: dict) -> None:
+    def _on_agents(self, msg: TrafficAgentArray) -> None:
         if self.p.lockstep:
-            self.inputs.on_agents(self._sub_agents.topic_name, msg, info)
-            self.lockstep.pump()
+            self._hold(self.inputs.on_agents(msg), msg.source)
         else:
             self.agents.update(msg)
 
-    def _on_lights(self, msg: TrafficLightArray, info: dict) -> None:
+    def _on_lights(self, msg: TrafficLightArray) -> None:
         if self.p.lockstep:
-            self.inputs.on_lights(self._sub_lights.topic_name, msg, info)
-            self.lockstep.pump()
+            self._hold(self.inputs.on_lights(msg), msg.source)
         else:
             self._apply_lights(msg)
+
+    def _hold(self, held: bool, source: str) -> None:
+        if not held:
+            self.get_logger().warning(
+                f"lockstep: traffic output from {source!r} ignored, not in lockstep_inputs "
+                f"{list(self.p.lockstep_inputs)}", throttle_duration_sec=5.0)
+        self.lockstep.pump()
 
     def _apply_lights(self, msg: TrafficLightArray) -> None:
         self.lights.update({lt.id: lt.state for lt in msg.lights if not lt.pedestrian})
@@ -105,7 +107,7 @@ class EgoDriverNode(Node):
         """Frames on /clock ticks (LockstepPeer): frame t waits for the vehicle state of t and
         the traffic outputs of the frame before (LockstepInputs), controls at multiples of the
         control period, and its ack names the newest command."""
-        self.inputs = LockstepInputs(self.p.lockstep_inputs, SenderNames(self))
+        self.inputs = LockstepInputs(self.p.lockstep_inputs)
         self._prev_ns: int | None = None
         self._command_ns = 0
         self._period_ns = round(1e9 / self.p.control_rate_hz)

@@ -9,14 +9,12 @@ arrive early (a peer already working on frame t) are held back until a later fra
 again with a stamp already held or released (a peer's resend after a stall) is dropped.
 
 ``AckBook`` keeps the acks; ``PeerInputs`` holds messages by sender; ``LockstepInputs`` is the
-ego driver's (traffic agent and light arrays, senders told apart by ``SenderNames``); the
-traffic shards' hand-overs and ghosts are held by ``shard_inputs.ShardInputs``.
+ego driver's (traffic agent and light arrays, whose ``source`` names the sender); the traffic
+shards' hand-overs and ghosts are held by ``shard_inputs.ShardInputs``.
 """
 from __future__ import annotations
 
 from typing import Any
-
-from rclpy.node import Node
 
 from vehicle_sim.msg import LockstepAck, TrafficAgentArray, TrafficLightArray
 from vehicle_sim.nodes import conversions as conv
@@ -53,7 +51,6 @@ class AckBook:
                 del acks[frame]
 
 
-MAX_UNKNOWN = 200  # messages of not yet known senders kept (a few seconds of traffic outputs)
 Released = dict[str, list[tuple[int, str, Any]]]  # channel -> [(stamp [ns], peer, message)]
 
 
@@ -117,47 +114,19 @@ class PeerInputs:
         return out
 
 
-class SenderNames:
-    """Node name of a message's publisher (``MessageInfo.publisher_gid``), from the ROS graph;
-    None while the graph does not know the publisher yet."""
-
-    def __init__(self, node: Node):
-        self._node = node
-        self._names: dict[bytes, str] = {}
-
-    def __call__(self, topic: str, info: dict) -> str | None:
-        gid = bytes((info.get("publisher_gid") or {}).get("data", b""))
-        if gid not in self._names:
-            for ep in self._node.get_publishers_info_by_topic(topic):
-                self._names[bytes(ep.endpoint_gid)] = ep.node_name
-        return self._names.get(gid)
-
-
 class LockstepInputs(PeerInputs):
     """The ego driver's traffic inputs: one agent array and one light array per traffic step of
-    every input traffic node. Messages whose sender is not known yet wait in ``_unknown``."""
+    every input traffic node, told apart by their ``source`` field."""
 
-    def __init__(self, peers: tuple[str, ...], names: SenderNames):
+    def __init__(self, peers: tuple[str, ...]):
         super().__init__(peers, ("agents", "lights"))
-        self._names = names
-        self._unknown: list[tuple[str, str, Any, dict]] = []  # (channel, topic, msg, info)
 
-    def on_agents(self, topic: str, msg: TrafficAgentArray, info: dict) -> None:
-        self._on("agents", topic, msg, info)
+    def on_agents(self, msg: TrafficAgentArray) -> bool:
+        """Hold an agent array; False if its source is not an input peer."""
+        return self.hold("agents", msg.source, conv.to_ns(msg.header.stamp), msg)
 
-    def on_lights(self, topic: str, msg: TrafficLightArray, info: dict) -> None:
-        self._on("lights", topic, msg, info)
-
-    def _on(self, channel: str, topic: str, msg: Any, info: dict) -> None:
-        self._unknown.append((channel, topic, msg, info))
-        waiting = []
-        for c, t, m, i in self._unknown:  # in arrival order, so each writer's order is kept
-            peer = self._names(t, i)
-            if peer is None:
-                waiting.append((c, t, m, i))
-            else:
-                self.hold(c, peer, conv.to_ns(m.header.stamp), m)
-        self._unknown = waiting[-MAX_UNKNOWN:]
+    def on_lights(self, msg: TrafficLightArray) -> bool:
+        return self.hold("lights", msg.source, conv.to_ns(msg.header.stamp), msg)
 
     def release_arrays(self, prev_ns: int | None) -> tuple[list[TrafficAgentArray],
                                                           list[TrafficLightArray]]:

@@ -56,17 +56,16 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
         signal.signal(sig, lambda *_: stop.set())
     executor = SingleThreadedExecutor()
     executor.add_node(node)
-    getattr(node, "start", lambda: None)()
     error = ""
     try:
+        getattr(node, "start", lambda: None)()
         while not stop.is_set() and rclpy.ok() and not done(node):
             executor.spin_once(timeout_sec=0.05)
     except BaseException:
         error = traceback.format_exc()
         raise
     finally:
-        getattr(node, "stop", lambda: None)()
-        code = 1 if error else getattr(node, "exit_code", lambda: 0)()
+        code = _finish(node, failed=bool(error))
         watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(name, code, error))
         watchdog.daemon = True
         watchdog.start()
@@ -77,6 +76,16 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
         finally:
             watchdog.cancel()
     return code
+
+
+def _finish(node: Node, failed: bool) -> int:
+    """The node's ``stop()``, then its exit code (1 if it failed or ``stop()`` raised)."""
+    try:
+        getattr(node, "stop", lambda: None)()
+        return 1 if failed else int(getattr(node, "exit_code", lambda: 0)())
+    except Exception:  # reported here; the clean-up still runs, bounded
+        traceback.print_exc()
+        return 1
 
 
 def _cleanup_hung(name: str, code: int, error: str) -> None:

@@ -54,9 +54,10 @@ def agent_ids(uid: np.ndarray) -> np.ndarray:
 
 
 def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str],
-               t_ns: int, frame: str) -> TrafficAgentArray:
-    """TrafficAgentArray from ``TrafficSim.agents(include_ghosts=True)``; ``owner`` per agent."""
-    out = TrafficAgentArray()
+               t_ns: int, frame: str, source: str = "") -> TrafficAgentArray:
+    """TrafficAgentArray from ``TrafficSim.agents(include_ghosts=True)``; ``owner`` per agent;
+    ``source`` the publishing node's name."""
+    out = TrafficAgentArray(source=source)
     out.header.stamp, out.header.frame_id = conv.stamp(t_ns), frame
     half = 0.5 * a["yaw"]
     cols = (agent_ids(a["uid"]).tolist(), [PROFILE_TO_MSG[c] for c in a["profile"].tolist()],
@@ -101,12 +102,16 @@ class AgentEncoder:
         for k, n in enumerate(names):
             self.lane_chars[k, :len(n)] = np.frombuffer(n, dtype=np.uint8)
 
-    def encode(self, a: dict[str, np.ndarray], owner: np.ndarray, t_ns: int, frame: str) -> bytes:
+    def encode(self, a: dict[str, np.ndarray], owner: np.ndarray, t_ns: int, frame: str,
+               source: str = "") -> bytes:
         n = len(a["uid"])
-        frame_b = frame.encode() + b"\0"
-        head = np.zeros(12 + _pad4(len(frame_b)) + 4, dtype=np.uint8)
+        frame_b, source_b = frame.encode() + b"\0", source.encode() + b"\0"
+        at = 12 + _pad4(len(frame_b))  # header, then string source, then the sequence length
+        head = np.zeros(at + 4 + _pad4(len(source_b)) + 4, dtype=np.uint8)
         head[:12].view("<u4")[:] = (t_ns // 1_000_000_000, t_ns % 1_000_000_000, len(frame_b))
         head[12:12 + len(frame_b)] = np.frombuffer(frame_b, dtype=np.uint8)
+        head[at:at + 4].view("<u4")[0] = len(source_b)
+        head[at + 4:at + 4 + len(source_b)] = np.frombuffer(source_b, dtype=np.uint8)
         head[-4:].view("<u4")[0] = n
         if n == 0:
             return _ENCAPSULATION + head.tobytes()
@@ -174,9 +179,10 @@ def light_positions(network: Network) -> tuple[np.ndarray, np.ndarray]:
 
 def lights_msg(names: list[str], states: np.ndarray, xy: np.ndarray, ped_names: list[str],
                ped_states: np.ndarray, ped_xy: np.ndarray, t_ns: int,
-               frame: str) -> TrafficLightArray:
-    """TrafficLightArray of the vehicle lights then the pedestrian lights (core state codes)."""
-    out = TrafficLightArray()
+               frame: str, source: str = "") -> TrafficLightArray:
+    """TrafficLightArray of the vehicle lights then the pedestrian lights (core state codes);
+    ``source`` the publishing node's name."""
+    out = TrafficLightArray(source=source)
     out.header.stamp, out.header.frame_id = conv.stamp(t_ns), frame
     for ids, st, pos, ped in ((names, states, xy, False), (ped_names, ped_states, ped_xy, True)):
         for name, s, (x, y) in zip(ids, st.tolist(), pos.tolist()):

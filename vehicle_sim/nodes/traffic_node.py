@@ -88,7 +88,7 @@ class TrafficNode(Node):
         self.ego: tuple[float, float, float, float] | None = None
         # lockstep: the ego states by stamp, so step t uses the state of t even when a newer
         # one came in first (the dynamics runs on to the frame end)
-        self._egos: deque[tuple[int, tuple[float, float, float, float]]] = deque()
+        self._egos: deque[tuple[int, tuple[float, float, float, float]]] = deque(maxlen=1000)
         self.ego_ns = -1  # stamp of the newest vehicle state [ns]
         self.last_ns: int | None = None  # sim time of the last step (schedule anchor)
         self.steps = self.skipped = 0
@@ -170,6 +170,9 @@ class TrafficNode(Node):
             if self.last_ns is not None:
                 self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
                                           "re-anchoring the traffic schedule")
+                # ego states of the run before (lockstep) would block the newer ones
+                self._egos = deque((e for e in self._egos if e[0] <= now_ns),
+                                   maxlen=self._egos.maxlen)
             # the first step is the first multiple of dt at or after the first time seen
             self.last_ns = -(-now_ns // self.dt_ns) * self.dt_ns - self.dt_ns
         due = (now_ns - self.last_ns) // self.dt_ns
@@ -200,7 +203,8 @@ class TrafficNode(Node):
         owner = (self.link.owners(a) if self.link is not None
                  else np.full(len(a["uid"]), self.p.shard_index))
         # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)
-        self._last_agents = self.encoder.encode(a, owner, t_ns, self.p.frame_id)
+        self._last_agents = self.encoder.encode(a, owner, t_ns, self.p.frame_id,
+                                                self.get_name())
         self.pub_agents.publish(self._last_agents)
         self._publish_lights(t_ns)
         if self.pub_markers is not None and t_ns >= self._next_markers_ns:
@@ -235,7 +239,7 @@ class TrafficNode(Node):
         self._lights_sent = (states, ped)
         self._next_lights_ns = t_ns + round(1e9 / self.p.lights_rate_hz)
         self._last_lights = tm.lights_msg(names, states, self.light_xy, ped_names, ped,
-                                          self.ped_xy, t_ns, self.p.frame_id)
+                                          self.ped_xy, t_ns, self.p.frame_id, self.get_name())
         self.pub_lights.publish(self._last_lights)
 
 
