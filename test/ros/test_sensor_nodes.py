@@ -284,6 +284,18 @@ def outage_zone(tmp_path):
     return str(path)
 
 
+def assert_sim_rate(got: list[int], period_ns: int) -> None:
+    """Samples one period of sim time apart. Both the test's state feed and its reader are best
+    effort, so under load a lost input state delays a sample by one state (1 ms) and a lost
+    output leaves a double gap; most gaps must still be exactly one period."""
+    gaps = [b - a for a, b in zip(got, got[1:])]
+    assert gaps, "at least two samples"
+    for g in gaps:
+        k = max(1, round(g / period_ns))
+        assert abs(g - k * period_ns) <= 2 * MS, f"gap {g * 1e-6:.1f} ms: not on the rate"
+    assert gaps.count(period_ns) >= 0.75 * len(gaps), f"gaps {gaps}"
+
+
 def test_gps_fix_at_origin_outage_zone_and_faults(rig, start_node, outage_zone):
     lat0, lon0, alt0 = 48.137, 11.575, 520.0
     start_node("gps_node", params={"seed": 5, "zones_file": outage_zone,
@@ -304,8 +316,7 @@ def test_gps_fix_at_origin_outage_zone_and_faults(rig, start_node, outage_zone):
     assert f.position_covariance_type == NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     cov = list(f.position_covariance)
     assert cov == pytest.approx([var_h, 0, 0, 0, var_h, 0, 0, 0, var_v], rel=1e-9)
-    gaps = {b - a for a, b in zip(stamps(rig.fix), stamps(rig.fix)[1:])}
-    assert gaps == {100 * MS}, "10 Hz in sim time"
+    assert_sim_rate(stamps(rig.fix), 100 * MS)
     assert set(stamps(rig.fix)) <= rig.sent
     rig.node.spin_until(lambda: rig.vel, what="GNSS velocity")
     v = rig.vel[-1]
