@@ -35,7 +35,7 @@ import numpy as np
 
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
-from vehicle_sim.core.traffic.kdriver import ONCOMING_COS, idm, ref_accel
+from vehicle_sim.core.traffic.kdriver import LOOKAHEAD_RADIUS_FRACTION, ONCOMING_COS, idm, ref_accel
 from vehicle_sim.core.traffic.kpath import eval_lane, project
 from vehicle_sim.core.traffic.kstep import stop_accel
 from vehicle_sim.core.traffic.lights import RED, YELLOW
@@ -169,8 +169,11 @@ class Autopilot:
         self.route.s_m = best[1]
 
     def _steer(self, x: float, y: float, yaw: float, ds: float, dt: float) -> float:
-        """004 eqs. 6-8: pure pursuit from the CG plus the derivative term."""
-        px, py, _, _ = self.route.point_ahead(ds)
+        """004 eqs. 6-8: pure pursuit from the CG plus the derivative term; the look-ahead is at
+        most half the radius of the curve there, as for the traffic agents (kdriver)."""
+        px, py, _, k = self.route.point_ahead(ds)
+        if abs(k) * ds > LOOKAHEAD_RADIUS_FRACTION:  # a tight curve ahead: a nearer point
+            px, py, _, _ = self.route.point_ahead(max(LOOKAHEAD_RADIUS_FRACTION / abs(k), 1.0))
         c, s = math.cos(yaw), math.sin(yaw)
         bx, by = c * (px - x) + s * (py - y), -s * (px - x) + c * (py - y)
         kappa = 2.0 * by / max(bx * bx + by * by, 1e-6)
