@@ -26,7 +26,8 @@ class EgoDriverParams:
     state_timeout_s: float = spec(0.5, unit="s", gt=0.0,
                                   doc="no vehicle/state this long (sim time): brake")
     lookahead_time_s: float = spec(1.0, unit="s", gt=0.0, doc="t_s of 004 eq. 6")
-    lookahead_min_m: float = spec(4.0, unit="m", gt=0.0, doc="d_0 of 004 eq. 6")
+    lookahead_min_m: float = spec(4.0, unit="m", gt=0.0, doc="d_0 of 004 eq. 6 (the look-ahead "
+                                  "t_s u + d_0 is capped at half the radius of a curve ahead)")
     steer_d_gain_s: float = spec(0.05, unit="s", ge=0.0, doc="c_d of 004 eq. 8")
     cruise_margin_mps: float = spec(0.5, unit="m/s", ge=0.0, le=5.0,
                                     doc="cruise at the lane speed limit minus this")

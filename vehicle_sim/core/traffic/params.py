@@ -17,7 +17,8 @@ class DriverProfile:
     """One driver type of 004 sec. 6 (aggressive / moderate / passive)."""
 
     lookahead_time_s: float = spec(1.0, unit="s", gt=0, doc="t_s of 004 eq. 6 (smaller: aggressive)")
-    lookahead_min_m: float = spec(4.0, unit="m", gt=0, doc="d_0 of 004 eq. 6")
+    lookahead_min_m: float = spec(4.0, unit="m", gt=0, doc="d_0 of 004 eq. 6 (the look-ahead "
+                                  "t_s u + d_0 is capped at half the radius of a curve ahead)")
     steer_d_gain_s: float = spec(0.05, unit="s", ge=0, doc="c_d of 004 eq. 8 (larger: aggressive)")
     accel_mean_mps2: float = spec(1.0, unit="m/s^2", gt=0, doc="a_m of 004 eqs. 11-12 and IDM a")
     comfort_decel_mps2: float = spec(1.5, unit="m/s^2", gt=0, doc="IDM b (Treiber city: 1.5)")
