@@ -283,7 +283,6 @@ class BridgeNode(Node):
                                     "not cleared: the platform is not at rest at neutral yet")
         return response
 
-
     def exit_code(self) -> int:
         """1 if the platform loop failed, else 0 (nodes.main.run)."""
         return 1 if self.failed else 0

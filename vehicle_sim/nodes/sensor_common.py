@@ -32,10 +32,6 @@ from vehicle_sim.nodes.params import declare_and_load
 # every state instead of the newest only; 50 states = 50 ms at 1 kHz, so never stale for long.
 STATE_INPUT_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
                              durability=DurabilityPolicy.VOLATILE)
-# fast and lockstep modes: every state, so a seeded run gives the same samples (the dynamics
-# node publishes its raw stream reliable in those modes)
-STATE_INPUT_RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
-                                  durability=DurabilityPolicy.VOLATILE)
 
 
 class StateView:
@@ -112,8 +108,9 @@ class SensorNode(Node):
         self.create_subscription(FaultCommand, "faults/command", self._on_fault,
                                  qos.FAULT_COMMAND)
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
+                                 # fast, lockstep: every state, as the dynamics publishes it
                                  STATE_INPUT_QOS if self.p.mode == "realtime"
-                                 else STATE_INPUT_RELIABLE)
+                                 else qos.RELIABLE_STREAM)
         self.lockstep = (LockstepPeer(self, lambda t_ns: self.seen_ns >= t_ns,
                                       lambda t_ns: (0, 0), lambda: None)
                          if self.p.lockstep else None)

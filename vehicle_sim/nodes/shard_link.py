@@ -29,6 +29,7 @@ from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.core.traffic.zone import Sectors
 from vehicle_sim.msg import LockstepAck, TrafficHandover
 from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.shard_inputs import ShardInputs
 
@@ -52,10 +53,14 @@ class ShardLink:
         node.create_subscription(TrafficHandover, "traffic/handover", self._on_handover,
                                  HANDOVER)
         node.create_subscription(TrafficHandover, "traffic/ghosts", self._on_ghosts, HANDOVER)
+        if self.inputs is not None:  # the other shards' acks name their newest step
+            node.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
+                                     qos.LOCKSTEP_ACK)
 
     # ---- lockstep ----------------------------------------------------------------------------
-    def on_ack(self, msg: LockstepAck) -> None:
+    def _on_ack(self, msg: LockstepAck) -> None:
         self.inputs.on_ack(msg)
+        self._pump()
 
     def ready(self, prev_ns: int | None) -> bool:
         """The other shards' messages up to lockstep frame ``prev_ns`` are in."""

@@ -45,7 +45,6 @@ from vehicle_sim.core.traffic.params import TrafficParams
 from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.core.traffic.zone import Sectors
 from vehicle_sim.msg import (
-    LockstepAck,
     TrafficAgentArray,
     TrafficLightArray,
     VehicleState,
@@ -108,9 +107,6 @@ class TrafficNode(Node):
         self._prev_ns: int | None = None  # the last lockstep frame done
         if self.p.lockstep:  # frames on /clock ticks, each once its inputs are in
             self.lockstep = LockstepPeer(self, self._frame_ready, self._frame, self._resend)
-            if self.sharded:
-                self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
-                                         qos.LOCKSTEP_ACK)
         else:
             self.create_timer(self.dt_ns * 1e-9, self._on_timer)
         shard = "all sectors" if not self.sharded else (
@@ -137,10 +133,6 @@ class TrafficNode(Node):
 
     def _on_timer(self) -> None:
         self.advance(self.get_clock().now().nanoseconds)
-
-    def _on_ack(self, msg: LockstepAck) -> None:
-        self.link.on_ack(msg)
-        self.lockstep.pump()
 
     def _frame_ready(self, t_ns: int) -> bool:
         return self.ego_ns >= t_ns and (self.link is None or self.link.ready(self._prev_ns))
@@ -191,9 +183,9 @@ class TrafficNode(Node):
         """One traffic step for sim time t_ns, then every output of that step."""
         if self.link is not None:
             self.link.before_step(t_ns)
-        start = time.perf_counter()  # wall time only measures compute (debug log)
         if self.p.lockstep:
             self._ego_at(t_ns)
+        start = time.perf_counter()  # wall time only measures compute (debug log)
         self.sim.step(self.dt_ns * 1e-9, self.ego)
         core = time.perf_counter()
         self.steps += 1

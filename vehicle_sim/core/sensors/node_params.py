@@ -16,6 +16,8 @@ from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.sensors.params import GeoOrigin
 
 T = TypeVar("T")
+_MODE_DOC = ("the run's pacing (set by the scenario): in fast and lockstep modes the state "
+             "input is reliable, so every state is sampled (repeatable)")
 _LOCKSTEP_DOC = ("acknowledge every /clock tick on /sim/lockstep_ack once the states up to it are "
                  "sampled, so the dynamics never runs ahead of this node and no state is lost "
                  "(dynamics mode lockstep; set by the scenario)")
@@ -34,9 +36,7 @@ class ImuNodeParams:
     state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     imu_topic: str = spec("imu/data", doc="sensor_msgs/Imu output")
     fault_target: str = spec("imu", doc="FaultCommand.target this node answers")
-    mode: str = spec("realtime", choices=MODES,
-                     doc="the run's pacing (set by the scenario): in fast and lockstep modes "
-                         "the state input is reliable, so every state is sampled (repeatable)")
+    mode: str = spec("realtime", choices=MODES, doc=_MODE_DOC)
     lockstep: bool = spec(False, doc=_LOCKSTEP_DOC)
 
 
@@ -59,9 +59,7 @@ class GpsNodeParams:
     velocity_topic: str = spec("gnss/velocity", doc="TwistWithCovarianceStamped (ENU) output, "
                                "'' = off; needs velocity_enabled in the preset")
     fault_target: str = spec("gps", doc="FaultCommand.target this node answers")
-    mode: str = spec("realtime", choices=MODES,
-                     doc="the run's pacing (set by the scenario): in fast and lockstep modes "
-                         "the state input is reliable, so every state is sampled (repeatable)")
+    mode: str = spec("realtime", choices=MODES, doc=_MODE_DOC)
     lockstep: bool = spec(False, doc=_LOCKSTEP_DOC)
 
 
