@@ -7,9 +7,10 @@ import pytest
 
 from vehicle_sim.core.config import ConfigError, load
 from vehicle_sim.core.motion.bridge import MotionBridge
-from vehicle_sim.core.motion.params import G_MPS2, PlatformParams
+from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode
 from vehicle_sim.core.motion.wire import decode_binary, decode_text
+from vehicle_sim.core.units import GRAVITY_MPS2
 
 Z3 = np.zeros(3)
 PRESETS = sorted((Path(__file__).parents[2] / "config" / "platforms").glob("*.yaml"))
@@ -54,7 +55,7 @@ def test_sustained_braking_tilt_matches_asin_on_the_stewart_preset():
         bridge.on_vehicle_state(k * dt, np.array([-2.0, 0, 0]), Z3, Z3, Z3)
         frame = bridge.cycle(k * dt)
     a_s = params.washout.trans_scale[0] * 2.0
-    assert frame.pose[4] == pytest.approx(math.asin(a_s / G_MPS2), abs=1e-4)
+    assert frame.pose[4] == pytest.approx(math.asin(a_s / GRAVITY_MPS2), abs=1e-4)
     assert frame.kinematics_ok
 
 

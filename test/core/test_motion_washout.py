@@ -6,10 +6,11 @@ import pytest
 
 from vehicle_sim.core.config import ConfigError, build
 from vehicle_sim.core.motion.cueing import head_cues
-from vehicle_sim.core.motion.params import G_MPS2, CueingParams, WashoutParams
+from vehicle_sim.core.motion.params import CueingParams, WashoutParams
 from vehicle_sim.core.motion.washout import ClassicalWashout
+from vehicle_sim.core.units import GRAVITY_MPS2
 
-G = G_MPS2
+G = GRAVITY_MPS2
 
 
 def run(washout, f, w, seconds):

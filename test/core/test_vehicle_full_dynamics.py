@@ -6,13 +6,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.factory import make_model, simulate
 from vehicle_sim.core.vehicle.full14 import Full14Model, equilibrium_state
 from vehicle_sim.core.vehicle.full14_parts import (
-    O_FZ, O_RE, X_GEAR, X_LOCK, X_OMEGA, X_R, X_VX, X_X, X_Y, X_ZW, rotation)
+    O_FZ,
+    O_RE,
+    X_GEAR,
+    X_LOCK,
+    X_OMEGA,
+    X_R,
+    X_VX,
+    X_X,
+    X_Y,
+    X_ZW,
+    rotation,
+)
 from vehicle_sim.core.vehicle.full_pack import pack_full
 from vehicle_sim.core.vehicle.interface import Controls
-from vehicle_sim.core.vehicle.params import GRAVITY_MPS2, VehicleParams, load_vehicle
+from vehicle_sim.core.vehicle.params import VehicleParams, load_vehicle
 from vehicle_sim.core.vehicle.single_track import controls_array
 from vehicle_sim.core.vehicle.terrain import HeightmapParams, Terrain, TerrainParams
 from vehicle_sim.core.vehicle.tyre_mf import SURFACES, mf_pure

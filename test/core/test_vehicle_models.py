@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.factory import make_model, simulate
 from vehicle_sim.core.vehicle.interface import Controls
-from vehicle_sim.core.vehicle.params import GRAVITY_MPS2, VehicleParams, load_vehicle
+from vehicle_sim.core.vehicle.params import VehicleParams, load_vehicle
 from vehicle_sim.core.vehicle.single_track import S_R, S_U, S_X, controls_array
 
 CAR = load_vehicle(Path(__file__).resolve().parents[2] / "config" / "vehicles" / "medium_car.yaml")

@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.factory import MODELS, make_model, simulate
-from vehicle_sim.core.vehicle.params import (
-    GRAVITY_MPS2, P_FZF, P_FZR, P_MASS, load_vehicle, pack)
+from vehicle_sim.core.vehicle.params import P_FZF, P_FZR, P_MASS, load_vehicle, pack
 
 CAR_YAML = Path(__file__).resolve().parents[2] / "config" / "vehicles" / "medium_car.yaml"
 

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from vehicle_sim.core.vehicle.interface import Controls
 
-GRAVITY_MPS2 = 9.80665  # standard gravity [m/s^2]
-
 
 @dataclass(frozen=True)
 class ControlLimits:

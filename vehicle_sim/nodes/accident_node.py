@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.core.accident.detect import PART_NAMES, AccidentDetector, Body, Contact
 from vehicle_sim.core.accident.params import AccidentParams
@@ -33,11 +32,6 @@ from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
-
-# agent arrays of several traffic shards arrive on one topic: best effort (as published,
-# qos.STREAM) but a deeper queue so one shard's array does not push out another's
-AGENTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                    reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
 def agent_name(agent_id: int) -> str:
@@ -89,7 +83,7 @@ class AccidentNode(Node):
         self.events = 0
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
-        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, AGENTS)
+        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.AGENTS_IN)
         self.get_logger().info(f"ego box {self.ego_size[0]:.2f} x {self.ego_size[1]:.2f} m "
                                f"({self.p.vehicle_file}), agents vs agents "
                                f"{self.p.agents_vs_agents}")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.ego.autopilot import Autopilot, warm_up
@@ -28,8 +27,13 @@ from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.vehicle.params import VehicleParams
-from vehicle_sim.msg import (LockstepAck, TrafficAgentArray, TrafficLightArray, VehicleControl,
-                             VehicleState)
+from vehicle_sim.msg import (
+    LockstepAck,
+    TrafficAgentArray,
+    TrafficLightArray,
+    VehicleControl,
+    VehicleState,
+)
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
@@ -38,14 +42,6 @@ from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
-
-# several traffic shards publish agents on one topic (best effort, as published): deeper queue
-AGENTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                    reliability=ReliabilityPolicy.BEST_EFFORT)
-# as the traffic node publishes its light states: reliable, re-sent at 1 Hz (every step in
-# lockstep, where each array is needed: a deeper reader queue)
-LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
-                    reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
 
 class EgoDriverNode(Node):
@@ -63,8 +59,8 @@ class EgoDriverNode(Node):
         self.lights: dict[str, int] = {}
         self.pub = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
-        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, AGENTS)
-        self.create_subscription(TrafficLightArray, "traffic/lights", self._on_lights, LIGHTS)
+        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.AGENTS_IN)
+        self.create_subscription(TrafficLightArray, "traffic/lights", self._on_lights, qos.LIGHTS)
         if self.p.lockstep:
             self._lockstep_setup()
         else:

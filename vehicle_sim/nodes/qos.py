@@ -17,6 +17,20 @@ STATE = _keep_last(10, reliable=True)
 # large arrays at a moderate rate (traffic agents: ~120 B per agent, 600 kB at 5000 agents):
 # best effort loses whole fragmented samples, reliable keep-last-1 delivers the newest
 LARGE_STREAM = _keep_last(1, reliable=True)
+# agent arrays as their readers (ego driver, accident node) take them: several traffic shards
+# publish on one topic, so a deeper queue keeps one shard's array from pushing out another's;
+# best effort, so a slow reader never holds back the LARGE_STREAM writer (it gets the newest)
+AGENTS_IN = _keep_last(10, reliable=False)
+# traffic-light arrays, writer and readers: reliable (re-sent at lights_rate_hz for late
+# joiners; every step in lockstep, where each array is needed: a deep queue)
+LIGHTS = _keep_last(10, reliable=True)
+# traffic shard hand-overs and ghosts: reliable and deep so no agent is lost; volatile (stale
+# after a restart)
+HANDOVER = _keep_last(100, reliable=True)
+# the raw vehicle state as the sensor nodes read it in real time: STREAM's best effort (matches
+# the same writers) with a deeper queue, so a burst after a late physics step or a descheduled
+# sensor process is modelled from every state; 50 states = 50 ms at 1 kHz, never stale for long
+SENSOR_STATE_IN = _keep_last(50, reliable=False)
 # commands from stacks and rigs: reliable, only the newest matters
 COMMAND = _keep_last(1, reliable=True)
 # collisions, faults, status changes: reliable, late joiners get the recent history

@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.msg import FaultCommand, FaultStatus, VehicleState
 from vehicle_sim.nodes import qos
@@ -26,12 +25,6 @@ from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaterni
 from vehicle_sim.nodes.fault_book import ActiveFault, Change, FaultBook, publish_changes
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.params import declare_and_load
-
-# qos.STREAM (best-effort, volatile: matches the same publishers) with a deeper reader queue: a
-# burst of states after a late physics step or a descheduled sensor process is modelled from
-# every state instead of the newest only; 50 states = 50 ms at 1 kHz, so never stale for long.
-STATE_INPUT_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
-                             durability=DurabilityPolicy.VOLATILE)
 
 
 class StateView:
@@ -109,7 +102,7 @@ class SensorNode(Node):
                                  qos.FAULT_COMMAND)
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
                                  # fast, lockstep: every state, as the dynamics publishes it
-                                 STATE_INPUT_QOS if self.p.mode == "realtime"
+                                 qos.SENSOR_STATE_IN if self.p.mode == "realtime"
                                  else qos.RELIABLE_STREAM)
         self.lockstep = (LockstepPeer(self, lambda t_ns: self.seen_ns >= t_ns,
                                       lambda t_ns: (0, 0), lambda: None)

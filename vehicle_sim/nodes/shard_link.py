@@ -21,7 +21,6 @@ from collections.abc import Callable
 import numpy as np
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams, shard_of_sector
@@ -32,10 +31,6 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.shard_inputs import ShardInputs
-
-# hand-over and ghosts: reliable and deep so no agent is lost; volatile (stale after a restart)
-HANDOVER = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
-                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 
 
 class ShardLink:
@@ -48,11 +43,11 @@ class ShardLink:
         self._pending: list[tuple[int, np.ndarray]] = []  # (sender's stamp, hand-over records)
         self._sent: list[tuple[Publisher, TrafficHandover]] = []  # the newest step's messages
         self.inputs = ShardInputs(p.lockstep_inputs) if p.lockstep else None
-        self._pub_handover = node.create_publisher(TrafficHandover, "traffic/handover", HANDOVER)
-        self._pub_ghosts = node.create_publisher(TrafficHandover, "traffic/ghosts", HANDOVER)
+        self._pub_handover = node.create_publisher(TrafficHandover, "traffic/handover", qos.HANDOVER)
+        self._pub_ghosts = node.create_publisher(TrafficHandover, "traffic/ghosts", qos.HANDOVER)
         node.create_subscription(TrafficHandover, "traffic/handover", self._on_handover,
-                                 HANDOVER)
-        node.create_subscription(TrafficHandover, "traffic/ghosts", self._on_ghosts, HANDOVER)
+                                 qos.HANDOVER)
+        node.create_subscription(TrafficHandover, "traffic/ghosts", self._on_ghosts, qos.HANDOVER)
         if self.inputs is not None:  # the other shards' acks name their newest step
             node.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
                                      qos.LOCKSTEP_ACK)

@@ -34,7 +34,6 @@ from collections import deque
 
 import numpy as np
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from visualization_msgs.msg import MarkerArray
 
 from vehicle_sim.core.config import load
@@ -58,9 +57,6 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.shard_link import ShardLink
 from vehicle_sim.paths import config_path
 
-# light states: reliable keep-last-1, re-published at lights_rate_hz for late joiners
-LIGHTS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
-                    reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 TIMING_REPORT_STEPS = 200  # debug log of step / output compute times every this many steps
 
 
@@ -96,7 +92,7 @@ class TrafficNode(Node):
         self._timing = np.zeros((TIMING_REPORT_STEPS, 2))  # wall s: core step, outputs
         self.pub_agents = self.create_publisher(TrafficAgentArray, "traffic/agents",
                                                  qos.LARGE_STREAM)
-        self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", LIGHTS)
+        self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", qos.LIGHTS)
         self.pub_markers = self.create_publisher(MarkerArray, "traffic/markers", qos.STATE) \
             if self.p.publish_markers else None
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state, qos.STATE)

@@ -54,7 +54,8 @@ from vehicle_sim.core.traffic.network import (
     S_S,
     Network,
 )
-from vehicle_sim.core.vehicle.params import GRAVITY_MPS2, VehicleParams
+from vehicle_sim.core.units import GRAVITY_MPS2
+from vehicle_sim.core.vehicle.params import VehicleParams
 
 POLYLINE_STEP_M = 2.0  # route sampling for the leader search (lanes are 3.5 m wide)
 PASSED_LINE_M = 0.5  # a line this far behind the front bumper has been passed

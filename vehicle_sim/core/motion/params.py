@@ -13,10 +13,10 @@ import math
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.units import GRAVITY_MPS2
 
 Vec3 = tuple[float, float, float]
 Vec6 = tuple[float, float, float, float, float, float]
-G_MPS2 = 9.80665  # standard gravity (CGPM 1901)
 
 
 def symmetric_joints(radius_m: float, half_angle_rad: float, phase_rad: float,
@@ -53,7 +53,7 @@ class CueingParams:
 
     head_position_m: Vec3 = spec((0.0, 0.0, 0.0), unit="m",
                                  doc="driver's head (vestibular organ) in base_link, from the CG")
-    gravity_mps2: float = spec(G_MPS2, unit="m/s^2", gt=0.0)
+    gravity_mps2: float = spec(GRAVITY_MPS2, unit="m/s^2", gt=0.0)
 
 
 @dataclass(frozen=True)

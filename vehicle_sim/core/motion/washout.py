@@ -22,7 +22,8 @@ import math
 import numpy as np
 from scipy.signal import cont2discrete
 
-from vehicle_sim.core.motion.params import G_MPS2, WashoutParams
+from vehicle_sim.core.motion.params import WashoutParams
+from vehicle_sim.core.units import GRAVITY_MPS2
 
 
 class DiscreteFilter:
@@ -66,7 +67,7 @@ def euler_rates(roll_rad: float, pitch_rad: float, omega_radps: np.ndarray) -> n
 class ClassicalWashout:
     """Classical washout filter with its state; call ``step`` once per platform cycle."""
 
-    def __init__(self, params: WashoutParams, gravity_mps2: float = G_MPS2):
+    def __init__(self, params: WashoutParams, gravity_mps2: float = GRAVITY_MPS2):
         self.params, self.g = params, gravity_mps2
         self.dt_s = 1.0 / params.rate_hz
         p = params

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.units import GRAVITY_MPS2
 
 # Standard gravity (CGPM 1901, ISO 80000-3).
-STANDARD_GRAVITY_MPS2 = 9.80665
 _VEC3 = tuple[float, float, float]
 
 
@@ -66,7 +66,7 @@ class ImuParams:
     rate_hz: float = spec(200.0, unit="Hz", gt=0.0, le=2000.0)
     lever_arm_m: _VEC3 = spec((0.0, 0.0, 0.0), unit="m", doc="imu_link origin from CG, base_link")
     mounting_rpy_rad: _VEC3 = spec((0.0, 0.0, 0.0), unit="rad", doc="imu_link axes in base_link")
-    gravity_mps2: float = spec(STANDARD_GRAVITY_MPS2, unit="m/s^2", gt=0.0)
+    gravity_mps2: float = spec(GRAVITY_MPS2, unit="m/s^2", gt=0.0)
     gyro: GyroNoise = GyroNoise()
     accel: AccelNoise = AccelNoise()
     orientation_enabled: bool = spec(False, doc="also output imu_link orientation in the world")

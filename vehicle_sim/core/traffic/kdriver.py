@@ -50,8 +50,8 @@ from vehicle_sim.core.traffic.kindex import (
 )
 from vehicle_sim.core.traffic.kpath import default_next, eval_route
 from vehicle_sim.core.traffic.network import L_LEN
+from vehicle_sim.core.units import GRAVITY_MPS2
 
-G_MPS2 = 9.81
 CONE_RANGE_M = 40.0  # short-range obstacle check (junction interiors, sibling connectors)
 CONE_MARGIN_M = 0.4  # lateral margin added to the half widths
 EGO_RANGE_M = 80.0
@@ -80,7 +80,7 @@ def pedal_accel(a_r, a_r_prev, dt, a_m, cd_over_cp, mu):
     Accelerator: c_p = 1/(mu g) if a_r < a_m else a_m / (mu g a_r) (eqs. 11-12).
     Brake (eq. 13): brake = a_r / (mu g). Pedals clipped to [0, 1].
     """
-    mug = mu * G_MPS2
+    mug = mu * GRAVITY_MPS2
     if a_r >= 0.0:
         cp = 1.0 / mug if a_r < a_m else a_m / (mug * a_r)
         pedal = cp * a_r + cd_over_cp * cp * (a_r - a_r_prev) / dt

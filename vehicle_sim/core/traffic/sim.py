@@ -29,8 +29,8 @@ from vehicle_sim.core.traffic.lights import LightController
 from vehicle_sim.core.traffic.mapfile import MapSpec, load_map
 from vehicle_sim.core.traffic.network import L_LEN, Network
 from vehicle_sim.core.traffic.params import TrafficParams
+from vehicle_sim.core.units import GRAVITY_MPS2
 
-G_MPS2 = 9.81
 GRID_CELL_M = 20.0  # neighbour grid cell: >= the cone range / 2 so 3 x 3 cells cover it
 MAX_SPAWN_PER_STEP = 8
 TELEPORT_M = 50.0
@@ -76,8 +76,8 @@ class TrafficSim:
     def _pack_vehicle(self) -> np.ndarray:
         v = self.p.vehicle
         wb = v.cg_to_front_m + v.cg_to_rear_m
-        fzf = v.mass_kg * G_MPS2 * v.cg_to_rear_m / wb
-        fzr = v.mass_kg * G_MPS2 * v.cg_to_front_m / wb
+        fzf = v.mass_kg * GRAVITY_MPS2 * v.cg_to_rear_m / wb
+        fzr = v.mass_kg * GRAVITY_MPS2 * v.cg_to_front_m / wb
         return np.array([v.mass_kg, v.yaw_inertia_kgm2, v.cg_to_front_m, v.cg_to_rear_m,
                          v.cornering_coeff_1prad * fzf, v.cornering_coeff_1prad * fzr,
                          v.friction_mu, v.power_w, v.max_steer_rad])

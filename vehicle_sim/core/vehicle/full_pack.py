@@ -5,9 +5,8 @@ FL, FR, RL, RR at F_X .. F_X + 3. The terrain (terrain.pack_terrain) is appended
 its offset is stored at F_TERRAIN. Derived values (static loads, free tyre radius, static
 spring compression) are computed here once.
 
-The F_* indices are compile-time constants of the numba kernels, which are disk-cached
-(cache=True) per module: after changing this layout delete the stale caches
-(vehicle_sim/core/vehicle/__pycache__/*.nbi, *.nbc), numba does not notice the change.
+The F_* indices are compile-time constants of the disk-cached numba kernels; the package's
+cache guard (core.numba_cache) drops those kernels when this layout changes.
 """
 from __future__ import annotations
 
@@ -15,8 +14,9 @@ import math
 
 import numpy as np
 
+from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.full_params import MAX_CURVE_POINTS, MAX_GEARS, RPM_TO_RADPS
-from vehicle_sim.core.vehicle.params import GRAVITY_MPS2, VehicleParams
+from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.core.vehicle.terrain import TerrainParams, pack_terrain
 
 _names: list[tuple[str, int]] = [

@@ -20,11 +20,17 @@ from pathlib import Path
 import numpy as np
 
 from vehicle_sim.core.config import load, spec
+from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.full_params import (
-    BodyParams, DrivetrainParams, FullNumerics, MagicFormulaParams, SuspensionParams, WheelParams)
+    BodyParams,
+    DrivetrainParams,
+    FullNumerics,
+    MagicFormulaParams,
+    SuspensionParams,
+    WheelParams,
+)
 
 # Standard gravity [m/s^2] (3rd CGPM, 1901; also ISO 80000-3).
-GRAVITY_MPS2 = 9.80665
 
 
 @dataclass(frozen=True)

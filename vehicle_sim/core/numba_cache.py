@@ -1,0 +1,37 @@
+"""One guard for numba's on-disk kernel cache of a package (traffic and vehicle kernels).
+
+Numba's cache (``cache=True``) only checks the file defining each function, not the kernels it
+inlines from other modules nor the packed-layout constants it folds in; :func:`guard_package`
+drops a package's cached kernels (every ``__pycache__`` below it) whenever any of its sources
+changed, so an edit can never run with stale machine code.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def sources_digest(package_dir: Path) -> str:
+    """SHA-1 over the relative names and contents of every .py file below ``package_dir``."""
+    digest = hashlib.sha1()
+    for src in sorted(package_dir.rglob("*.py")):
+        digest.update(str(src.relative_to(package_dir)).encode())
+        digest.update(src.read_bytes())
+    return digest.hexdigest()
+
+
+def guard_package(package_dir: Path) -> None:
+    """Delete the package's cached kernels (*.nbi, *.nbc) unless its sources are unchanged
+    since they were cached. A read-only install is left alone (numba then compiles in memory)."""
+    stamp = package_dir / "__pycache__" / "numba_sources.sha1"
+    digest = sources_digest(package_dir)
+    try:
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        for cache in package_dir.rglob("__pycache__"):
+            for f in list(cache.glob("*.nbi")) + list(cache.glob("*.nbc")):
+                f.unlink(missing_ok=True)
+        stamp.parent.mkdir(exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:
+        pass
