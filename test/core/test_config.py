@@ -54,3 +54,41 @@ def test_flat_round_trip_uses_dataclass_defaults():
     assert fields["tyre.mu"] == 1.0 and "mass_kg" in fields
     car = build_flat(Car, {"mass_kg": 900.0, "tyre.mu": 0.5}, source="node")
     assert car.tyre.mu == 0.5
+
+
+@pytest.mark.parametrize("text, key, words", [
+    ("mass_kg: " + "9" * 400 + "\n", "mass_kg", "number too large (400 digits)"),
+    ("mass_kg: -" + "9" * 400 + "\n", "mass_kg", "number too large (400 digits)"),
+    ("mass_kg: 1\n1: 2\nzz: 3\n", "1", "unknown parameter"),  # keys of two types
+    ("mass_kg: 1\ntyre: " + "[" * 5000 + "]" * 5000 + "\n", "", "nested too deeply"),
+])
+def test_hostile_files_are_refused_with_one_line_naming_file_and_key(tmp_path, text, key, words):
+    path = tmp_path / "car.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load(Car, path)
+    assert err.value.key == key and words in str(err.value) and "car.yaml" in str(err.value)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 400
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_it(tmp_path):
+    path = tmp_path / "car.yaml"
+    path.write_bytes(b"mass_kg: 1\nname: \xff\xfe\n")
+    with pytest.raises(ConfigError, match=r"car.yaml: not UTF-8 text"):
+        load(Car, path)
+
+
+def test_a_huge_file_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "car.yaml"
+    path.write_text("mass_kg: 1\n" + "#" * 10_000_001 + "\n")
+    with pytest.raises(ConfigError, match=r"car.yaml: \d+ characters, more than"):
+        load(Car, path)
+
+
+def test_dynamics_model_choices_are_the_vehicle_factory_models():
+    import dataclasses
+
+    from vehicle_sim.core.dynamics_params import DynamicsParams
+    from vehicle_sim.core.vehicle.factory import MODELS
+    field = {f.name: f for f in dataclasses.fields(DynamicsParams)}["model"]
+    assert field.metadata["choices"] == MODELS

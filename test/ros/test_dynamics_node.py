@@ -153,7 +153,7 @@ def test_lockstep_advances_only_when_the_peer_acknowledges(ros_node, probe, star
 @pytest.mark.parametrize("params, words", [
     ({"physics_rate_hz": -5.0}, "physics_rate_hz: must be >= 50.0"),
     ({"phyiscs_rate_hz": 500.0}, "phyiscs_rate_hz: unknown parameter"),
-    ({"model": "warp_drive"}, "warp_drive"),
+    ({"model": "warp_drive"}, "model: 'warp_drive' is not one of"),
     ({"integrator": "leapfrog"}, "integrator: 'leapfrog' is not one of"),
     ({"vehicle_file": "/nonexistent/car.yaml"}, "/nonexistent/car.yaml: cannot read file"),
     ({"real_time_factor": "fast"}, "real_time_factor"),

@@ -66,3 +66,14 @@ def test_an_error_in_stop_exits_1_with_its_traceback_and_still_cleans_up():
     assert result.returncode == 1, result.stdout + result.stderr
     assert "OSError: record_dir is read-only" in result.stderr
     assert "ROS clean-up still blocked" not in result.stderr
+
+
+def test_a_malformed_params_file_refuses_to_start_with_exit_2(start_node, tmp_path):
+    bad = tmp_path / "bad_params.yaml"
+    bad.write_text("x: [\n")
+    proc = start_node("imu_node", params_file=str(bad))
+    proc.proc.wait(timeout=60)
+    output = proc.stop()
+    assert proc.proc.returncode == 2, output
+    assert "refusing to start" in output and "params file" in output, output
+    assert "Traceback" not in output, output

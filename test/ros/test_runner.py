@@ -61,6 +61,16 @@ def test_unknown_scenario_is_refused_with_the_known_names():
     assert "unknown scenario 'moon_base'" in result.stderr and "urban" in result.stderr
 
 
+@pytest.mark.parametrize("content", [b"nodes: \xff\xfe\n", b"a: " + b"[" * 5000 + b"]" * 5000])
+def test_a_hostile_scenario_file_is_refused_with_one_line_and_exit_2(tmp_path, content):
+    path = tmp_path / "hostile.yaml"
+    path.write_bytes(content)
+    result = run("--scenario", str(path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "hostile.yaml" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 def test_ctrl_c_stops_every_node_and_prints_the_summary(tmp_path):
     proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
     time.sleep(1.0)

@@ -21,6 +21,9 @@ from typing import Any, TypeVar
 import yaml
 
 T = TypeVar("T")
+# a parameter, map or scenario file larger than this is refused before parsing (the largest
+# shipped file is ~40 kB; a map of a few hundred streets stays well below)
+MAX_FILE_CHARS = 10_000_000
 
 
 class ConfigError(ValueError):
@@ -47,9 +50,15 @@ def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; malformed YAML or a non-mapping top level raises ConfigError."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(str(path), "", f"cannot read file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), "", f"not UTF-8 text (byte {exc.start}: "
+                                         f"{exc.object[exc.start:exc.start + 1]!r})") from None
+    if len(text) > MAX_FILE_CHARS:
+        raise ConfigError(str(path), "", f"{len(text)} characters, more than the "
+                                         f"{MAX_FILE_CHARS} a parameter file may have")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -57,6 +66,8 @@ def load_yaml(path: str | Path) -> dict:
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(str(path), "", f"malformed YAML{line}: {problem}") from None
+    except RecursionError:
+        raise ConfigError(str(path), "", "nested too deeply") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -80,9 +91,9 @@ def build(cls: type[T], data: Any, *, source: str, prefix: str = "") -> T:
         raise ConfigError(source, prefix, f"expected a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted(str(k) for k in set(data) - set(fields))  # YAML keys may be non-strings
     if unknown:
-        raise ConfigError(source, _join(prefix, str(unknown[0])),
+        raise ConfigError(source, _join(prefix, unknown[0]),
                           f"unknown parameter (known: {', '.join(sorted(fields))})")
     values = {}
     for name, f in fields.items():
@@ -172,13 +183,13 @@ def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str) -> Any:
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(source, key, f"expected an integer, got {value!r}")
-        _check_bounds(float(value), meta, source, key)
+            raise ConfigError(source, key, f"expected an integer, got {_short(value)}")
+        _check_bounds(_as_float(value, source, key), meta, source, key)
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(source, key, f"expected a number, got {value!r}")
-        value = float(value)
+            raise ConfigError(source, key, f"expected a number, got {_short(value)}")
+        value = _as_float(value, source, key)
         if not math.isfinite(value):
             raise ConfigError(source, key, f"must be finite, got {value}")
         _check_bounds(value, meta, source, key)
@@ -191,6 +202,19 @@ def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str) -> Any:
             raise ConfigError(source, key, f"{value!r} is not one of {', '.join(choices)}")
         return value
     raise ConfigError(source, key, f"unsupported parameter type {tp!r}")
+
+
+def _as_float(value: float, source: str, key: str) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        raise ConfigError(source, key, f"number too large ({len(str(abs(value)))} digits)") from None
+
+
+def _short(value: Any) -> str:
+    """repr of a value, cut to a readable length for an error line."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _check_bounds(value: float, meta: Mapping, source: str, key: str) -> None:

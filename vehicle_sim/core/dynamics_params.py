@@ -20,7 +20,8 @@ class InitialPose:
 class DynamicsParams:
     vehicle_file: str = spec("vehicles/medium_car.yaml",
                              doc="vehicle parameter file, absolute or relative to the config dir")
-    model: str = spec("single_track", doc="vehicle model (see vehicle_sim.core.vehicle.factory)")
+    model: str = spec("single_track", choices=("single_track", "kinematic", "full14"),
+                      doc="vehicle model (vehicle_sim.core.vehicle.factory.MODELS)")
     terrain_file: str = spec("", doc="friction zones and heightmap (model full14), relative to "
                              "the config dir; '' = flat dry road")
     integrator: str = spec("rk4", choices=("euler", "midpoint", "rk4"), doc="paper 001")

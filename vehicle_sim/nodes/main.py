@@ -1,7 +1,8 @@
 """Common start-up and shutdown of every vehicle_sim node process.
 
-- A malformed or unknown parameter (ConfigError/ValueError) makes the node refuse to start:
-  one fatal log line naming it, exit code 2.
+- A malformed or unknown parameter (ConfigError/ValueError), or a ROS argument rcl cannot
+  parse (a malformed ``--params-file``), makes the node refuse to start: one fatal line naming
+  it, exit code 2.
 - SIGINT/SIGTERM stop the node's own threads first, then rclpy, so no thread publishes into a
   context that is already shut down.
 - SIGUSR1 prints every thread's Python stack to stderr (faulthandler): the runner sends it to a
@@ -23,6 +24,7 @@ import traceback
 from collections.abc import Callable
 
 import rclpy
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -44,7 +46,11 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
     rclpy shuts down) and ``exit_code()`` (default 0).
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except RCLError as exc:  # e.g. a malformed --params-file: rcl's own message names it
+        print(f"[FATAL] [{name}]: refusing to start: {_first_line(exc)}", file=sys.stderr)
+        return 2
     try:
         node = factory()
     except (ConfigError, ValueError, FileNotFoundError, *ParameterException) as exc:
@@ -76,6 +82,11 @@ def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
         finally:
             watchdog.cancel()
     return code
+
+
+def _first_line(exc: BaseException) -> str:
+    """rcl's error text without the C source locations it appends (", at /path/file.c:N")."""
+    return str(exc).split(", at ")[0].strip()
 
 
 def _finish(node: Node, failed: bool) -> int:
