@@ -59,7 +59,7 @@ def test_lockstep_barrier_waits_for_every_peer():
     barrier = LockstepBarrier(("traffic", "gps"))
     assert not barrier.wait_for(10, timeout_s=0.01)
     barrier.ack("traffic", 10)
-    assert barrier.stalled(10) == ["gps"] and not barrier.ack("stranger", 10)
+    assert barrier.stalled(10) == ["gps"] and barrier.ack("stranger", 10) == "unknown peer"
     barrier.ack("gps", 10)
     assert barrier.wait_for(10, timeout_s=0.01)
 
@@ -75,6 +75,21 @@ def test_lockstep_barrier_also_waits_for_the_announced_command():
     assert not barrier.wait_for(20, timeout_s=0.01)
     barrier.command_received(20)
     assert barrier.wait_for(20, timeout_s=0.01) and barrier.stalled(20) == []
+
+
+def test_lockstep_barrier_refuses_acks_from_the_future():
+    """A peer cannot finish a frame, or send a command, after the loop's simulation time: such
+    an ack would release frames nobody finished, or stall the run for good (issue 13)."""
+    now = [20]
+    barrier = LockstepBarrier(("ego",), now_ns=lambda: now[0])
+    assert "implausible" in barrier.ack("ego", 2**60)
+    assert "implausible" in barrier.ack("ego", 20, command_ns=2**60)
+    assert not barrier.wait_for(20, timeout_s=0.01)  # neither was recorded
+    assert barrier.ack("ego", 20, command_ns=20) is None
+    barrier.command_received(20)
+    assert barrier.wait_for(20, timeout_s=0.01)
+    now[0] = 30
+    assert barrier.ack("ego", 30) is None and barrier.wait_for(30, timeout_s=0.01)
 
 
 def test_frame_queue_processes_in_order_when_ready_and_flags_repeats():

@@ -150,6 +150,37 @@ def test_lockstep_advances_only_when_the_peer_acknowledges(ros_node, probe, star
     ros_node.destroy_publisher(ack)
 
 
+def test_lockstep_refuses_acks_naming_a_time_after_the_simulation_time(ros_node, probe,
+                                                                     start_node):
+    """An ack from the future (a foreign or broken process on the domain) neither releases
+    frames nobody finished nor stalls the run waiting for a command that never comes."""
+    dynamics = start_node("dynamics_node", params={
+        "mode": "lockstep", "lockstep_peers": "['tester']", "lockstep_frame_steps": 10})
+    ack = ros_node.create_publisher(LockstepAck, "/sim/lockstep_ack", qos.LOCKSTEP_ACK)
+    ros_node.spin_until(lambda: ack.get_subscription_count() > 0, what="ack match")
+    ros_node.spin_until(lambda: probe.clock and max(probe.clock) >= 10_000_000, what="frame 1")
+
+    def send(t_ns: int, command_ns: int = 0) -> None:
+        msg = LockstepAck(node="tester")
+        msg.stamp.sec, msg.stamp.nanosec = divmod(t_ns, 10**9)
+        msg.command_stamp.sec, msg.command_stamp.nanosec = divmod(command_ns, 10**9)
+        ack.publish(msg)
+
+    send(10**15)  # frame at 11.6 days: recorded, every later frame would pass unacknowledged
+    send(10_000_000, command_ns=10**15)  # recorded, the loop would wait for that command
+    for _ in range(10):
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    assert max(probe.clock) == 10_000_000, "an implausible ack released a frame"
+    send(10_000_000)
+    ros_node.spin_until(lambda: max(probe.clock) >= 20_000_000, what="frame 2 after a good ack")
+    for _ in range(10):
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    assert max(probe.clock) == 20_000_000
+    output = dynamics.stop()
+    assert "lockstep ack refused: implausible ack from 'tester'" in output, output
+    ros_node.destroy_publisher(ack)
+
+
 @pytest.mark.parametrize("params, words", [
     ({"physics_rate_hz": -5.0}, "physics_rate_hz: must be >= 50.0"),
     ({"phyiscs_rate_hz": 500.0}, "phyiscs_rate_hz: unknown parameter"),

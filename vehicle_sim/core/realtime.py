@@ -124,9 +124,16 @@ class LockstepBarrier:
     peers have reached ``t_ns`` and the newest such command has been received here
     (``command_received``; DDS may deliver an ack before a command sent earlier on another
     topic), or the timeout passes (returns False: the caller reports the stalled peers and keeps
-    waiting, so no step is skipped)."""
+    waiting, so no step is skipped).
 
-    def __init__(self, peers: tuple[str, ...]):
+    An ack is plausible only up to ``now_ns()``, the loop's simulation time: a peer cannot have
+    finished a frame, or sent a command, later than the newest /clock it can have seen. An ack
+    naming a later time (a foreign or broken process on the domain) is refused: recorded, it
+    would release frames nobody finished, or make the loop wait for good for a command that
+    will never come."""
+
+    def __init__(self, peers: tuple[str, ...], now_ns: Callable[[], int] = lambda: 2**62):
+        self._now_ns = now_ns
         self._acked = {p: -1 for p in peers}
         self._command_sent = 0  # newest command stamp announced by an ack [ns]
         self._command_seen = 0  # newest command stamp received [ns]
@@ -136,15 +143,20 @@ class LockstepBarrier:
     def peers(self) -> tuple[str, ...]:
         return tuple(self._acked)
 
-    def ack(self, peer: str, t_ns: int, command_ns: int = 0) -> bool:
-        """Record an acknowledgement; unknown peers are ignored (returns False)."""
+    def ack(self, peer: str, t_ns: int, command_ns: int = 0) -> str | None:
+        """Record an acknowledgement; returns why it was not (None when it was): an unknown
+        peer, or a frame or command stamp later than the loop's simulation time."""
         with self._cv:
             if peer not in self._acked:
-                return False
+                return "unknown peer"
+            now = self._now_ns()
+            if max(t_ns, command_ns) > now:
+                return (f"implausible ack from {peer!r}: frame {t_ns * 1e-9:.3f} s, command "
+                        f"{command_ns * 1e-9:.3f} s, after the simulation time {now * 1e-9:.3f} s")
             self._acked[peer] = max(self._acked[peer], t_ns)
             self._command_sent = max(self._command_sent, command_ns)
             self._cv.notify_all()
-            return True
+            return None
 
     def command_received(self, stamp_ns: int) -> None:
         """A vehicle command stamped ``stamp_ns`` has been applied."""

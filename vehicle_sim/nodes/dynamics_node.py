@@ -195,8 +195,13 @@ class DynamicsNode(Node):
         self.loop.set_command(result.controls)
 
     def _on_ack(self, msg: LockstepAck) -> None:
-        if self.loop.barrier is not None:
-            self.loop.barrier.ack(msg.node, conv.to_ns(msg.stamp), conv.to_ns(msg.command_stamp))
+        if self.loop.barrier is None:
+            return
+        refused = self.loop.barrier.ack(msg.node, conv.to_ns(msg.stamp),
+                                        conv.to_ns(msg.command_stamp))
+        if refused is not None and refused != "unknown peer":  # acks of other runs: ignored
+            self.get_logger().warning(f"lockstep ack refused: {refused}",
+                                      throttle_duration_sec=1.0)
 
     def _on_pause(self, request: SetBool.Request, response: SetBool.Response):
         self.loop.pause(request.data)
