@@ -47,6 +47,11 @@ LAUNCH_ARGS = (
 )
 
 
+# the package's node executables ([project.scripts] of pyproject.toml, less the runner)
+NODE_EXECUTABLES = ("dynamics_node", "traffic_node", "imu_node", "gps_node", "bridge_node",
+                    "ego_driver_node", "accident_node", "sim_monitor", "recorder_node")
+
+
 @dataclass(frozen=True)
 class NodeSpec:
     name: str = spec(doc="ROS node name")
@@ -101,15 +106,24 @@ def scenario_names() -> list[str]:
     return sorted(p.stem for p in (share_dir() / "config" / "scenarios").glob("*.yaml"))
 
 
-def load_scenario(name: str) -> Scenario:
+def load_scenario(name: str, foreign_executables: bool = False) -> Scenario:
     """Load config/scenarios/<name>.yaml, or a scenario file given by its path (*.yaml);
-    an unknown name lists the known ones."""
+    an unknown name lists the known ones. A node whose executable is not one of
+    :data:`NODE_EXECUTABLES` is refused unless ``foreign_executables`` (the runner's explicit
+    flag): a scenario file must not be a way to start any program on the machine."""
     path = (Path(name) if name.endswith(".yaml")
             else share_dir() / "config" / "scenarios" / f"{name}.yaml")
     if not path.is_file():
         raise ConfigError(str(path), "scenario",
                           f"unknown scenario {name!r} (known: {', '.join(scenario_names())})")
-    return build(Scenario, load_yaml(path), source=str(path))
+    scenario = build(Scenario, load_yaml(path), source=str(path))
+    for i, node in enumerate(scenario.nodes):
+        if node.executable not in NODE_EXECUTABLES and not foreign_executables:
+            raise ConfigError(str(path), f"nodes[{i}].executable",
+                              f"{node.executable!r} is not a vehicle_sim node (one of "
+                              f"{', '.join(NODE_EXECUTABLES)}); the runner starts other "
+                              f"programs only with --foreign_executables")
+    return scenario
 
 
 def resolve_args(given: dict[str, str]) -> dict[str, str]:

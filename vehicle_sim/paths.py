@@ -34,7 +34,11 @@ def config_path(name: str | os.PathLike) -> Path:
 
 
 def executable(name: str) -> Path:
-    """A node executable: lib/vehicle_sim/<name> (colcon) or bin/<name> (pip venv)."""
+    """A node executable: lib/vehicle_sim/<name> (colcon) or bin/<name> (pip venv); a name
+    with a path separator is refused (it would escape those folders)."""
+    if not name or os.sep in name or (os.altsep and os.altsep in name) or name in (".", ".."):
+        raise FileNotFoundError(f"executable {name!r}: a plain name of a vehicle_sim executable "
+                                f"is expected, not a path")
     candidates = [share_dir().parent.parent / "lib" / PACKAGE / name,
                   Path(sys.executable).parent / name]
     for path in candidates:

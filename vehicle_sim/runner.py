@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from vehicle_sim import graph
 from vehicle_sim.core.config import ConfigError
@@ -37,7 +39,7 @@ class Child:
 
 def node_command(spec: graph.NodeSpec, args: dict[str, str],
                  scenario: graph.Scenario | None = None) -> list[str]:
-    cmd = [str(executable(spec.executable)), "--ros-args", "-r", f"__node:={spec.name}"]
+    cmd = [str(program(spec.executable)), "--ros-args", "-r", f"__node:={spec.name}"]
     params = graph.params_file(spec)
     if params is not None:
         cmd += ["--params-file", str(params)]
@@ -46,6 +48,17 @@ def node_command(spec: graph.NodeSpec, args: dict[str, str],
     for remap in spec.remappings:
         cmd += ["-r", remap]
     return cmd
+
+
+def program(name: str) -> Path:
+    """A vehicle_sim node executable, else (allowed by --foreign_executables only, which
+    load_scenario checked) an absolute path or a program on PATH."""
+    if name in graph.NODE_EXECUTABLES:
+        return executable(name)
+    found = name if os.path.isabs(name) else shutil.which(name)
+    if found is None or not os.access(found, os.X_OK):
+        raise FileNotFoundError(f"executable {name!r} not found")
+    return Path(found)
 
 
 def ros_environment(args: dict[str, str], domain_id: int | None) -> dict[str, str]:
@@ -146,6 +159,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="ROS_DOMAIN_ID (default: the environment's, else one per run)")
     parser.add_argument("--timeout", type=float, default=0.0,
                         help="wall-clock limit [s] of the whole run, 0 = none")
+    parser.add_argument("--foreign_executables", action="store_true",
+                        help="let the scenario start programs that are not vehicle_sim nodes "
+                             "(an absolute path, or a name on PATH)")
     rest = [a for a in (argv if argv is not None else sys.argv[1:])]
     launch_style = [a for a in rest if ":=" in a and not a.startswith("-")]
     options = parser.parse_args([a for a in rest if a not in launch_style])
@@ -163,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
              if getattr(options, a.name) is not None}
     try:
         args = graph.resolve_args(given)
-        scenario = graph.load_scenario(args["scenario"])
+        scenario = graph.load_scenario(args["scenario"], options.foreign_executables)
         children = [Child(spec, node_command(spec, args, scenario))
                     for spec in graph.active_nodes(scenario, args)]
     except (ConfigError, FileNotFoundError) as exc:

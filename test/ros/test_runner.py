@@ -71,6 +71,35 @@ def test_a_hostile_scenario_file_is_refused_with_one_line_and_exit_2(tmp_path, c
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+FOREIGN = """description: a scenario that starts a program that is not a vehicle_sim node
+nodes:
+  - name: intruder
+    executable: {exe}
+"""
+
+
+@pytest.mark.parametrize("exe", ["/bin/true", "true", "../../../bin/true"])
+def test_a_scenario_starts_only_vehicle_sim_nodes_unless_the_user_allows_others(tmp_path, exe):
+    path = tmp_path / "foreign.yaml"
+    path.write_text(FOREIGN.format(exe=exe))
+    refused = run("--scenario", str(path))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "nodes[0].executable" in refused.stderr and "--foreign_executables" in refused.stderr
+    if exe != "../../../bin/true":
+        allowed = run("--scenario", str(path), "--foreign_executables", "--timeout", "60")
+        out = allowed.stdout + allowed.stderr
+        assert "intruder exited with code 0" in out, out
+
+
+def test_the_node_executables_are_the_package_entry_points():
+    import tomllib
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert sorted(graph.NODE_EXECUTABLES) == sorted(set(scripts) - {"vehicle_sim_run"})
+    with pytest.raises(FileNotFoundError, match="not a path"):
+        runner.executable("/bin/sh")
+
+
 def test_ctrl_c_stops_every_node_and_prints_the_summary(tmp_path):
     proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
     time.sleep(1.0)
