@@ -74,7 +74,7 @@ def test_a_hostile_scenario_file_is_refused_with_one_line_and_exit_2(tmp_path, c
 FOREIGN = """description: a scenario that starts a program that is not a vehicle_sim node
 nodes:
   - name: intruder
-    executable: {exe}
+    executable: "{exe}"
 """
 
 
