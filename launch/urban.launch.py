@@ -4,6 +4,8 @@ Starts the node graph declared in config/scenarios/<scenario>.yaml. The same dec
 the `vehicle_sim_run` runner on machines without launch_ros (see vehicle_sim/graph.py), so both
 start the same executables with the same names, parameter files, parameters and remappings.
 """
+import os
+
 from launch import LaunchDescription
 from launch.actions import (DeclareLaunchArgument, EmitEvent, LogInfo, OpaqueFunction,
                             SetEnvironmentVariable)
@@ -37,13 +39,18 @@ def _nodes(context):
     return actions
 
 
+def _dds_environment(context):
+    """DDS variables of the node processes (graph.dds_environment: loopback-only by default)."""
+    return [SetEnvironmentVariable(name, value) for name, value in graph.dds_environment(
+        LaunchConfiguration("discovery_range").perform(context), os.environ).items()]
+
+
 def generate_launch_description() -> LaunchDescription:
     declared = [DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
                                       **({"choices": list(a.choices)} if a.choices else {}))
                 for a in graph.LAUNCH_ARGS]
     return LaunchDescription([
         *declared,
-        SetEnvironmentVariable("ROS_AUTOMATIC_DISCOVERY_RANGE",
-                               LaunchConfiguration("discovery_range")),
+        OpaqueFunction(function=_dds_environment),
         OpaqueFunction(function=_nodes),
     ])

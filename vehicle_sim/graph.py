@@ -6,6 +6,7 @@ No ROS import here. A scenario is config/scenarios/<name>.yaml (see config/scena
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +101,28 @@ class Scenario:
             if unknown:
                 raise ValueError(f"node {n.name}: lockstep_inputs {unknown} are not lockstep "
                                  f"peers of the scenario")
+
+
+# Fast DDS profile that binds every socket to loopback (see its header); given to the node
+# processes of a LOCALHOST run unless the user chose a profile, or another RMW, of their own
+LOOPBACK_PROFILE = "dds/loopback.xml"
+_PROFILE_VARS = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+_FAST_DDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
+
+
+def dds_environment(discovery_range: str, env: Mapping[str, str]) -> dict[str, str]:
+    """The DDS variables of the node processes for launch argument ``discovery_range``.
+
+    LOCALHOST with Fast DDS (the default): the loopback profile with
+    ROS_AUTOMATIC_DISCOVERY_RANGE=SYSTEM_DEFAULT, because with LOCALHOST rmw_fastrtps adds a UDP
+    transport listening on every interface; the profile discovers like LOCALHOST (unicast on
+    127.0.0.1) and opens sockets on 127.0.0.1 only. Otherwise the range as given."""
+    own_profile = any(env.get(var) for var in _PROFILE_VARS)
+    if (discovery_range != "LOCALHOST" or own_profile
+            or env.get("RMW_IMPLEMENTATION", "") not in _FAST_DDS_RMWS):
+        return {"ROS_AUTOMATIC_DISCOVERY_RANGE": discovery_range}
+    return {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT",
+            "FASTDDS_DEFAULT_PROFILES_FILE": str(config_path(LOOPBACK_PROFILE))}
 
 
 def scenario_names() -> list[str]:

@@ -63,7 +63,7 @@ def program(name: str) -> Path:
 
 def ros_environment(args: dict[str, str], domain_id: int | None) -> dict[str, str]:
     env = dict(os.environ)
-    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = args["discovery_range"]
+    env.update(graph.dds_environment(args["discovery_range"], env))
     if domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(domain_id)
     env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
@@ -187,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     env = ros_environment(args, options.domain_id)
     runner = Runner(children, env)
+    loopback = graph.LOOPBACK_PROFILE in env.get("FASTDDS_DEFAULT_PROFILES_FILE", "")
     runner._say(f"scenario {args['scenario']}: {scenario.description}; ROS_DOMAIN_ID="
-                f"{env['ROS_DOMAIN_ID']}, discovery {env['ROS_AUTOMATIC_DISCOVERY_RANGE']}")
+                f"{env['ROS_DOMAIN_ID']}, discovery {args['discovery_range']}"
+                f"{' (loopback-only DDS profile)' if loopback else ''}")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -109,6 +109,27 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary(tmp_path):
     assert "interrupted (Ctrl-C)" in out and "vehicle_sim run summary" in out
 
 
+def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
+    """LOCALHOST discovery alone still leaves rmw_fastrtps listening on 0.0.0.0 and on every
+    interface: the runner gives its nodes the loopback-only profile, checked on the real
+    sockets of every node process."""
+    proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
+    try:
+        time.sleep(2.0)
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                  text=True).stdout.split()
+        sockets = subprocess.run(["ss", "-tuanpH"], capture_output=True, text=True).stdout
+        mine = [line.split() for line in sockets.splitlines()
+                if any(f"pid={pid}," in line for pid in children)]
+        assert len(children) >= 8 and len(mine) >= 8 * 3, (children, sockets)
+        local = {row[4] for row in mine}
+        assert all(address.startswith("127.0.0.1:") for address in local), local
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = "".join(lines) + proc.communicate(timeout=60)[0]
+    assert "loopback-only DDS profile" in out and proc.returncode == 0, out
+
+
 def test_a_dying_node_shuts_the_run_down(tmp_path):
     proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
     kill_dynamics()
