@@ -1,7 +1,7 @@
 """Hardware bridge node (issue 6): motion platform out, steering rig in, autonomy/driver mux.
 
 Thin: the pipelines are ``vehicle_sim.core.motion`` (MotionBridge, SteeringBridge), parameters
-BridgeNodeParams + the platform preset, sockets and the evdev wheel ``bridge_io``.
+BridgeNodeParams + the platform preset, sockets, serial port and evdev wheel ``core.devices``.
 
 Threads: the executor only stores the newest inputs (vehicle state, autonomy command, pause) and
 serves the e-stop; the platform loop thread, on absolute deadlines (core.realtime.Pacer), runs
@@ -22,6 +22,7 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 from vehicle_sim.core.config import load
+from vehicle_sim.core.devices import evdev_wheel, serial_port, udp
 from vehicle_sim.core.motion.bridge import MotionBridge, MotionFrame
 from vehicle_sim.core.motion.input_map import DriverInput
 from vehicle_sim.core.motion.mux import Source
@@ -31,9 +32,9 @@ from vehicle_sim.core.motion.safety import Mode
 from vehicle_sim.core.motion.steering import SteeringBridge, SteeringFrame
 from vehicle_sim.core.realtime import LatenessWindow, Pacer, tighten_timer_slack
 from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
-from vehicle_sim.nodes import bridge_io, qos, serial_link
-from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
@@ -88,12 +89,12 @@ class BridgeNode(Node):
         self.faults = BridgeFaults(self)  # LINK_LOSS of targets platform and wheel
         self.ignored_inputs = 0  # rig inputs dropped during an injected wheel link loss
         log = self.get_logger()
-        self.sender = bridge_io.UdpSender(p.output_host, p.output_port) if p.output_port else None
-        self.serial = (serial_link.SerialSender(p.serial_device, p.serial_baud, log.warning)
+        self.sender = udp.UdpSender(p.output_host, p.output_port) if p.output_port else None
+        self.serial = (serial_port.SerialSender(p.serial_device, p.serial_baud, log.warning)
                        if p.serial_device else None)
-        self.receiver = (bridge_io.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
+        self.receiver = (udp.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
                                                self._on_packet) if p.input_port else None)
-        self.wheel = bridge_io.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
+        self.wheel = evdev_wheel.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
         self.pacer = Pacer(1.0 / p.platform_rate_hz)
         self.lateness = LatenessWindow(capacity=1 << 16)
         self.cycles = 0
