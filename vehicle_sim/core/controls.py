@@ -14,6 +14,20 @@ from vehicle_sim.core.vehicle.interface import Controls
 
 
 @dataclass(frozen=True)
+class DriveCommand:
+    """A vehicle command as its source sent it, with its header.
+
+    values: the command in Controls' fields, NOT validated yet (``validate`` does that where the
+    command is applied); stamp_ns: the command's time [ns] (sim time); frame_id: its header's
+    frame, passed through unchanged.
+    """
+
+    values: Controls
+    stamp_ns: int = 0
+    frame_id: str = ""
+
+
+@dataclass(frozen=True)
 class ControlLimits:
     max_steer_rad: float  # road-wheel steering limit [rad]
     max_gear: int  # highest forward gear
