@@ -103,7 +103,8 @@ def test_paddles_step_the_gear_within_reverse_and_max_gear_and_steering_uses_the
     assert gears[::2] == [2, 3, 3, 3, 2, 1, 0, -1, -1, -1] and gears[1::2] == gears[::2]
     a.steering.on_raw(t, 32767.0, 0.0, -32767.0, -32767.0, 0)  # full lock left
     a.cycle(t, 0.0, 0)
-    assert a.driver_command.values.steer_rad == pytest.approx(0.5 * INPUTS.handwheel_range_rad / 15.0)
+    full_lock_rad = 0.5 * INPUTS.handwheel_range_rad
+    assert a.driver_command.values.steer_rad == pytest.approx(full_lock_rad / 15.0)
 
 
 def test_stack_input_names_must_not_shadow_the_fixed_sources():
