@@ -54,7 +54,7 @@ def test_text_frames_are_in_range_and_fixed_length_for_any_input(values, params)
     assert np.all((out >= 0.0) & (out <= 1.0))
     q = quantize(values, params.bits)
     assert np.all((q >= 0) & (q <= (1 << params.bits) - 1))
-    assert all(q[i] == (1 << params.bits) // 2 for i, v in enumerate(values) if v != v)  # NaN
+    assert all(q[i] == (1 << params.bits) // 2 for i, v in enumerate(values) if np.isnan(v))
 
 
 @given(st.lists(any_float, min_size=1, max_size=6), formats, st.sampled_from(("", "\n", "\r\n")))

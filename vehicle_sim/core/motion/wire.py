@@ -163,7 +163,7 @@ def encode_input_packet(msg: RigInput) -> bytes:
     """Build an input packet (for rig firmware emulators and tests)."""
     body = _INPUT.pack(INPUT_MAGIC, INPUT_VERSION, msg.seq & 0xFFFF, msg.steering_raw,
                        msg.throttle_raw, msg.brake_raw, msg.clutch_raw,
-                       int(round(msg.steering_torque_nm * 100.0)), msg.buttons)
+                       round(msg.steering_torque_nm * 100.0), msg.buttons)
     return body + struct.pack(">H", crc16_ccitt(body))
 
 
