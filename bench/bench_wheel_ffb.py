@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 
 DEVICE = os.access("/dev/uinput", os.R_OK | os.W_OK)
@@ -212,7 +213,7 @@ def flip_delays(sent: list[tuple[float, float]], uploads: list[tuple[float, int]
     t_up = np.array([u[0] for u in uploads])
     lv = np.array([u[1] for u in uploads])
     out = []
-    for (t0, m0), (t1, m1) in zip(sent, sent[1:]):
+    for (t0, m0), (t1, m1) in pairwise(sent):
         if np.sign(m0) == np.sign(m1):
             continue
         i = int(np.searchsorted(t_up, t1))
@@ -270,7 +271,7 @@ def main() -> None:
     up_sq = wheel.uploads[n0:n1]
     up_ramp = [u for u in wheel.uploads[n1:] if ramp[0][0] <= u[0] <= t2]
     delays = flip_delays(square, up_sq)
-    flips = sum(1 for a, b in zip(square, square[1:]) if np.sign(a[1]) != np.sign(b[1]))
+    flips = sum(1 for a, b in pairwise(square) if np.sign(a[1]) != np.sign(b[1]))
     levels = sorted({lv for _, lv in up_sq[len(up_sq) // 2:]})
     span = up_ramp[-1][0] - up_ramp[0][0] if len(up_ramp) > 1 else float("nan")
     gaps = np.diff([u[0] for u in up_ramp])

@@ -72,7 +72,7 @@ def test_estop_latches_until_cleared_at_rest():
     xs2, modes2 = run(s, 100, t0=10.0)  # fresh state and commands keep coming: still latched
     assert all(m is Mode.ESTOP for m in modes2) and np.abs(xs2).max() < 1e-12
     assert s.clear_estop() and s.mode is Mode.NEUTRAL
-    xs3, modes3 = run(s, 10, t0=11.0)
+    _xs3, modes3 = run(s, 10, t0=11.0)
     assert modes3[0] is Mode.SOFT_START
 
 

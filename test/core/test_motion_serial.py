@@ -5,10 +5,10 @@ import termios
 import pytest
 
 from vehicle_sim.core.config import ConfigError, build
+from vehicle_sim.core.devices.serial_port import SerialSender
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.motion.params import WireParams
 from vehicle_sim.core.motion.wire import encode_binary, frame_bytes
-from vehicle_sim.nodes.serial_link import SerialSender
 
 WIRE = WireParams(format="binary", bits=16)
 

@@ -14,7 +14,7 @@ G = GRAVITY_MPS2
 
 
 def run(washout, f, w, seconds):
-    n = int(round(seconds * washout.params.rate_hz))
+    n = round(seconds * washout.params.rate_hz)
     return np.array([washout.step(np.asarray(f, float), np.asarray(w, float)) for _ in range(n)])
 
 

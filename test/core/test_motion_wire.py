@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from vehicle_sim.core.motion.params import WireParams
 from vehicle_sim.core.motion.wire import (
+    FORWARD_WINDOW,
     INPUT_PACKET_BYTES,
     PacketError,
     RigInput,
@@ -53,7 +54,7 @@ def test_text_frames_are_in_range_and_fixed_length_for_any_input(values, params)
     assert np.all((out >= 0.0) & (out <= 1.0))
     q = quantize(values, params.bits)
     assert np.all((q >= 0) & (q <= (1 << params.bits) - 1))
-    assert all(q[i] == (1 << params.bits) // 2 for i, v in enumerate(values) if v != v)  # NaN
+    assert all(q[i] == (1 << params.bits) // 2 for i, v in enumerate(values) if np.isnan(v))
 
 
 @given(st.lists(any_float, min_size=1, max_size=6), formats, st.sampled_from(("", "\n", "\r\n")))
@@ -125,3 +126,31 @@ def test_sequence_tracker_handles_wrap_duplicates_and_gaps():
     assert t.accept(65534) and t.accept(65535) and t.accept(0)  # wrap
     assert not t.accept(0) and not t.accept(65530)  # duplicate, stale
     assert t.accept(3) and t.lost == 2 and t.rejected == 2
+
+
+def test_a_rig_that_reboots_is_accepted_after_a_pause():
+    """Issue 13: after the rig's sequence restarts from a small number, the old tracker rejected
+    every packet as stale (up to 32,767 of them)."""
+    t = SequenceTracker(resync_after_s=0.1)
+    for k in range(100):
+        assert t.accept(40_000 + k, k * 0.002)
+    reboot_s = 99 * 0.002 + 2.0  # the rig is silent while it boots
+    assert t.accept(1, reboot_s) and t.restarts == 1
+    assert all(t.accept(1 + k, reboot_s + k * 0.002) for k in range(1, 900))
+    assert t.rejected == 0
+
+
+def test_one_forged_sequence_far_ahead_does_not_block_the_genuine_stream():
+    """Issue 13: a packet with seq = last + 0x7FFE made the next 32,766 genuine ones stale."""
+    t = SequenceTracker(resync_after_s=0.1)
+    assert t.accept(100, 0.0)
+    assert not t.accept(100 + 0x7FFE, 0.001), "outside the forward window"
+    assert all(t.accept(100 + k, 0.001 + k * 0.002) for k in range(1, 50))
+    assert t.rejected == 1 and t.lost == 0 and t.restarts == 0
+
+
+def test_within_the_pause_old_and_far_numbers_stay_rejected():
+    t = SequenceTracker(resync_after_s=0.1)
+    assert t.accept(5000, 0.0)
+    assert not t.accept(5000 + FORWARD_WINDOW + 1, 0.05) and not t.accept(4000, 0.1)
+    assert t.accept(5000 + FORWARD_WINDOW, 0.1) and t.lost == FORWARD_WINDOW - 1

@@ -17,8 +17,14 @@ import numpy as np
 import pytest
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
-from vehicle_sim.msg import (FaultCommand, FaultStatus, MotionCue, SimStatus, VehicleControl,
-                             VehicleState)
+from vehicle_sim.msg import (
+    FaultCommand,
+    FaultStatus,
+    MotionCue,
+    SimStatus,
+    VehicleControl,
+    VehicleState,
+)
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
@@ -364,6 +370,28 @@ def test_takeover_button_switches_from_autonomy_to_driver(ros_node, start_node, 
     mark = len(watch.controls)
     spin_for(ros_node, 0.5)  # nothing fresh, nothing published (the dynamics brakes)
     assert len(watch.controls) == mark
+
+
+def test_fast_mode_forwards_each_autonomy_command_once_as_it_arrives(ros_node, start_node, rig):
+    """mode fast (and lockstep): autonomy commands go out on receipt, every field and the header
+    kept, and the wall-clock loop does not repeat them at control_rate_hz."""
+    start_bridge(ros_node, start_node, rig, mode="fast")
+    watch = Watch(ros_node)
+    stack = ros_node.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+    ros_node.spin_until(lambda: stack.get_subscription_count() > 0
+                        and watch.sources[-1:] == ["none"], what="autonomy match")
+    sent = []
+    for k in range(1, 11):
+        msg = VehicleControl(throttle=k / 100, steering_angle=-0.01 * k, brake=0.5, clutch=0.25,
+                             gear=-1, handbrake=True)
+        msg.header.stamp.sec, msg.header.frame_id = k, "stack"
+        sent.append(msg)
+        stack.publish(msg)
+        spin_for(ros_node, 0.05)  # slower than control_rate_hz: a loop copy would show
+    ros_node.spin_until(lambda: len(watch.controls) >= len(sent), what="forwarded commands")
+    spin_for(ros_node, 0.3)
+    assert watch.controls == sent
+    assert watch.sources[-1] == "autonomy"
 
 
 def test_evdev_wheel_and_force_feedback_through_uinput(ros_node, start_node, rig):

@@ -1,16 +1,33 @@
 """Validation of incoming driver commands, the command watchdog and cmd_vel conversion (no ROS).
 
-Policy (one place for every input path):
-- any non-finite field (NaN, inf) rejects the whole command: the previous valid one stays;
+Policy (one place, ``check``, for every input path: ``validate`` for VehicleControl,
+``validate_twist`` for cmd_vel; a new kind of command is one more such entry):
+- any non-finite field (NaN, inf) of the source's message rejects the whole command: it is not
+  applied, does not feed the watchdog, and the previous valid one stays;
 - a gear outside [-1, max_gear] rejects the command;
 - pedals outside [0, 1] and steering beyond the vehicle's limit are clamped, with a warning.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from vehicle_sim.core.vehicle.interface import Controls
+
+
+@dataclass(frozen=True)
+class DriveCommand:
+    """A vehicle command as its source sent it, with its header.
+
+    values: the command in Controls' fields, NOT validated yet (``validate`` does that where the
+    command is applied); stamp_ns: the command's time [ns] (sim time); frame_id: its header's
+    frame, passed through unchanged.
+    """
+
+    values: Controls
+    stamp_ns: int = 0
+    frame_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -25,27 +42,43 @@ class Validated:
     problem: str = ""  # "" when the command was accepted unchanged
 
 
-def validate(steer_rad: float, throttle: float, brake: float, clutch: float, gear: int,
-             handbrake: bool, limits: ControlLimits) -> Validated:
-    """Check one raw command; see the module docstring for the policy."""
-    named = {"steering_angle": steer_rad, "throttle": throttle, "brake": brake, "clutch": clutch}
-    for name, value in named.items():
+def check(fields: Mapping[str, float], convert: Callable[[], Controls],
+          limits: ControlLimits) -> Validated:
+    """The one validation path of every command source; see the module docstring for the policy.
+
+    fields: the numbers of the source's message that the command is made from, named as the
+    warning should name them; a non-finite one rejects the command before ``convert`` could hide
+    it (a cmd_vel speed of inf would become full throttle). convert: builds the raw command from
+    them; its gear is checked and its pedals and steering clamped here.
+    """
+    for name, value in fields.items():
         if not math.isfinite(value):
             return Validated(None, f"rejected: {name} is {value}")
-    if not -1 <= gear <= limits.max_gear:
-        return Validated(None, f"rejected: gear {gear} outside [-1, {limits.max_gear}]")
+    raw = convert()
+    if not -1 <= raw.gear <= limits.max_gear:
+        return Validated(None, f"rejected: gear {raw.gear} outside [-1, {limits.max_gear}]")
     problems = []
     pedals = {}
-    for name, value in (("throttle", throttle), ("brake", brake), ("clutch", clutch)):
+    for name in ("throttle", "brake", "clutch"):
+        value = getattr(raw, name)
         pedals[name] = min(1.0, max(0.0, value))
         if pedals[name] != value:
             problems.append(f"{name} {value:g} clamped to [0, 1]")
-    steer = min(limits.max_steer_rad, max(-limits.max_steer_rad, steer_rad))
-    if steer != steer_rad:
-        problems.append(f"steering_angle {steer_rad:g} rad clamped to +-{limits.max_steer_rad:g}")
+    steer = min(limits.max_steer_rad, max(-limits.max_steer_rad, raw.steer_rad))
+    if steer != raw.steer_rad:
+        problems.append(f"steering_angle {raw.steer_rad:g} rad clamped to "
+                        f"+-{limits.max_steer_rad:g}")
     controls = Controls(steer_rad=steer, throttle=pedals["throttle"], brake=pedals["brake"],
-                        clutch=pedals["clutch"], gear=int(gear), handbrake=bool(handbrake))
+                        clutch=pedals["clutch"], gear=int(raw.gear), handbrake=bool(raw.handbrake))
     return Validated(controls, "; ".join(problems))
+
+
+def validate(steer_rad: float, throttle: float, brake: float, clutch: float, gear: int,
+             handbrake: bool, limits: ControlLimits) -> Validated:
+    """A VehicleControl's fields through ``check``."""
+    named = {"steering_angle": steer_rad, "throttle": throttle, "brake": brake, "clutch": clutch}
+    return check(named, lambda: Controls(steer_rad=steer_rad, throttle=throttle, brake=brake,
+                                         clutch=clutch, gear=gear, handbrake=handbrake), limits)
 
 
 class CommandWatchdog:
@@ -93,3 +126,15 @@ def twist_to_command(v_des_mps: float, yaw_rate_des_radps: float, speed_mps: flo
     if abs(v_des_mps) < 1e-3 and abs(speed_mps) < 0.2:
         throttle, brake = 0.0, 1.0  # hold at rest
     return steer, throttle, brake, gear
+
+
+def validate_twist(v_des_mps: float, yaw_rate_des_radps: float, speed_mps: float,
+                   wheelbase_m: float, limits: ControlLimits,
+                   gains: TwistGains = TwistGains()) -> Validated:
+    """A cmd_vel Twist (linear.x, angular.z; its other fields are not used) through ``check``."""
+    def convert() -> Controls:
+        steer, throttle, brake, gear = twist_to_command(v_des_mps, yaw_rate_des_radps, speed_mps,
+                                                        wheelbase_m, gains)
+        return Controls(steer_rad=steer, throttle=throttle, brake=brake, clutch=0.0, gear=gear)
+    named = {"cmd_vel linear.x": v_des_mps, "cmd_vel angular.z": yaw_rate_des_radps}
+    return check(named, convert, limits)

@@ -1,7 +1,9 @@
 """Hardware bridge node (issue 6): motion platform out, steering rig in, autonomy/driver mux.
 
-Thin: the pipelines are ``vehicle_sim.core.motion`` (MotionBridge, SteeringBridge), parameters
-BridgeNodeParams + the platform preset, sockets and the evdev wheel ``bridge_io``.
+Thin: the pipelines are ``vehicle_sim.core.motion`` (MotionBridge, SteeringBridge, and the
+CommandArbiter that decides the active source and the command to publish), parameters
+BridgeNodeParams + the platform preset, sockets, serial port and evdev wheel ``core.devices``.
+This file converts messages at the edge and publishes vehicle/control from one place.
 
 Threads: the executor only stores the newest inputs (vehicle state, autonomy command, pause) and
 serves the e-stop; the platform loop thread, on absolute deadlines (core.realtime.Pacer), runs
@@ -13,7 +15,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import Any, NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -22,18 +27,19 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 from vehicle_sim.core.config import load
+from vehicle_sim.core.controls import DriveCommand
+from vehicle_sim.core.devices import evdev_wheel, serial_port, udp
+from vehicle_sim.core.motion.arbiter import ArbiterParams, CommandArbiter, Decision, StackInput
 from vehicle_sim.core.motion.bridge import MotionBridge, MotionFrame
-from vehicle_sim.core.motion.input_map import DriverInput
-from vehicle_sim.core.motion.mux import Source
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode
-from vehicle_sim.core.motion.steering import SteeringBridge, SteeringFrame
+from vehicle_sim.core.motion.steering import SteeringBridge
 from vehicle_sim.core.realtime import LatenessWindow, Pacer, tighten_timer_slack
 from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
-from vehicle_sim.nodes import bridge_io, qos, serial_link
-from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
@@ -41,6 +47,26 @@ from vehicle_sim.paths import config_path
 _STATE = {Mode.NEUTRAL: MotionCue.STATE_NEUTRAL, Mode.SOFT_START: MotionCue.STATE_STARTING,
           Mode.ACTIVE: MotionCue.STATE_RUNNING, Mode.RETURNING: MotionCue.STATE_PARKING,
           Mode.ESTOP: MotionCue.STATE_ESTOP}
+
+
+class _StackTopic(NamedTuple):
+    """A command topic of an autonomy stack: one entry per source (arbiter.StackInput)."""
+
+    name: str  # the source's name on bridge/active_source
+    topic: str
+    msg_type: type
+    to_command: Callable[[Any], DriveCommand]
+
+
+_STACK_TOPICS = (_StackTopic("autonomy", "autonomy/control", VehicleControl, conv.drive_command),)
+
+
+def _arbiter_params(p: BridgeNodeParams, platform: PlatformParams) -> ArbiterParams:
+    return ArbiterParams(
+        stack_inputs=tuple(StackInput(t.name, p.autonomy_timeout_s) for t in _STACK_TOPICS),
+        driver_fallback=p.driver_fallback, forward_on_receipt=p.mode != "realtime",
+        publish_every=p.every(p.control_rate_hz), steering_ratio=platform.ffb.steering_ratio,
+        max_gear=p.max_gear)
 
 
 @dataclass(frozen=True)
@@ -71,34 +97,31 @@ class BridgeNode(Node):
         self._lock = threading.Lock()  # motion + steering: loop, rig-input and service threads
         self._sample: _Sample | None = None
         self._fed: _Sample | None = None
-        self._autonomy: tuple[VehicleControl, float] | None = None
+        self.arbiter = CommandArbiter(_arbiter_params(p, self.platform), self.steering)
         self._paused = False
-        self._gear = 1
-        self._driver_cmd = VehicleControl()
-        self._source = ""
         self.accepted = 0
         self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
         self.pub_control = self.create_publisher(VehicleControl, "vehicle/control", qos.COMMAND)
         self.pub_source = self.create_publisher(String, "bridge/active_source", qos.LATCHED)
         self.create_subscription(VehicleState, "vehicle/state_raw", self._on_state, qos.STREAM)
         self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
-        self.create_subscription(VehicleControl, "autonomy/control", self._on_autonomy,
-                                 qos.COMMAND)
+        for t in _STACK_TOPICS:
+            self.create_subscription(t.msg_type, t.topic, partial(self._on_stack, t), qos.COMMAND)
         self.create_service(SetBool, "bridge/estop", self._on_estop)
         self.faults = BridgeFaults(self)  # LINK_LOSS of targets platform and wheel
         self.ignored_inputs = 0  # rig inputs dropped during an injected wheel link loss
         log = self.get_logger()
-        self.sender = bridge_io.UdpSender(p.output_host, p.output_port) if p.output_port else None
-        self.serial = (serial_link.SerialSender(p.serial_device, p.serial_baud, log.warning)
+        self.sender = udp.UdpSender(p.output_host, p.output_port) if p.output_port else None
+        self.serial = (serial_port.SerialSender(p.serial_device, p.serial_baud, log.warning)
                        if p.serial_device else None)
-        self.receiver = (bridge_io.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
-                                               self._on_packet) if p.input_port else None)
-        self.wheel = bridge_io.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
+        self.receiver = (udp.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
+                                         self._on_packet) if p.input_port else None)
+        self.wheel = evdev_wheel.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
         self.pacer = Pacer(1.0 / p.platform_rate_hz)
         self.lateness = LatenessWindow(capacity=1 << 16)
         self.cycles = 0
         self.failed = False
-        self._cue_every, self._control_every = p.every(p.cue_rate_hz), p.every(p.control_rate_hz)
+        self._cue_every = p.every(p.cue_rate_hz)
         self._serial_every = p.every(p.serial_rate_hz)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="platform", daemon=True)
@@ -147,16 +170,15 @@ class BridgeNode(Node):
                 self.lateness.clear()
 
     def _tick(self, now: float) -> None:
-        sample, auto = self._sample, self._autonomy
-        auto_fresh = auto is not None and now - auto[1] <= self.p.autonomy_timeout_s
+        sample = self._sample
         with self._lock:
             if sample is not None and sample is not self._fed:
                 self.motion.on_vehicle_state(sample.recv_s, sample.accel, sample.omega,
                                              sample.alpha, sample.rpy)
                 self._fed = sample
             frame = self.motion.cycle(now, self._paused)
-            steer = self.steering.cycle(now, auto[0] if auto_fresh else None, self._driver,
-                                        sample.aligning_nm if sample else 0.0)
+            steer, decision = self.arbiter.cycle(now, sample.aligning_nm if sample else 0.0,
+                                                 conv.to_ns(sample.stamp) if sample else 0)
         link_up = not self.faults.lost("platform")
         if self.sender is not None and link_up:
             self.sender.send(frame.payload)
@@ -164,42 +186,21 @@ class BridgeNode(Node):
             self.serial.send(frame.payload, now)
         if self.wheel is not None and self.wheel.has_ff and steer.ff_level is not None:
             self.wheel.set_level(steer.ff_level)
-        self._publish_control(steer, auto_fresh)
+        if decision.changed:
+            self._announce(decision)
+        if decision.command is not None:
+            self._publish(decision.command)
         if self.cycles % self._cue_every == 0:
             self.pub_cue.publish(self._cue(frame, sample, steer.torque_nm))
 
-    def _driver(self, d: DriverInput) -> VehicleControl:
-        """The rig's command (called once per cycle by the steering core)."""
-        if d.gear_up:
-            self._gear = min(self._gear + 1, self.p.max_gear)
-        if d.gear_down:
-            self._gear = max(self._gear - 1, -1)
-        msg = VehicleControl(steering_angle=d.handwheel_angle_rad / self.platform.ffb.steering_ratio,
-                             throttle=d.throttle, brake=d.brake, clutch=d.clutch, gear=self._gear,
-                             handbrake=d.handbrake)
-        msg.header.stamp = self._sample.stamp if self._sample else Time()
-        self._driver_cmd = msg
-        return msg
+    def _announce(self, decision: Decision) -> None:
+        self.pub_source.publish(String(data=decision.source))
+        why = f" ({decision.reason})" if decision.reason else ""
+        self.get_logger().info(f"active source: {decision.source}{why}")
 
-    def _publish_control(self, steer: SteeringFrame, auto_fresh: bool) -> None:
-        """Publish the command of the effective source; nothing when no command is fresh."""
-        if steer.mux.source is Source.DRIVER:
-            source = "driver" if steer.input_fresh else "none"
-        elif auto_fresh:
-            source = "autonomy"
-        else:
-            source = "driver" if self.p.driver_fallback and steer.input_fresh else "none"
-        changed = source != self._source
-        if changed:
-            self._source = source
-            self.pub_source.publish(String(data=source))
-            why = f" ({steer.mux.switched_because})" if steer.mux.switched_because else ""
-            self.get_logger().info(f"active source: {source}{why}")
-        if source == "autonomy" and self.p.mode != "realtime":
-            return  # forwarded on receipt (_on_autonomy): a loop copy could be an older one
-        if source != "none" and (changed or self.cycles % self._control_every == 0):
-            self.pub_control.publish(steer.mux.command if source == "autonomy"
-                                     else self._driver_cmd)
+    def _publish(self, command: DriveCommand) -> None:
+        """The one place vehicle/control is published (loop thread, or on receipt)."""
+        self.pub_control.publish(conv.vehicle_control(command))
 
     def _cue(self, frame: MotionFrame, sample: _Sample | None, torque_nm: float) -> MotionCue:
         msg = MotionCue(state=_STATE[frame.mode], limited=frame.limited, steering_torque=torque_nm)
@@ -227,7 +228,7 @@ class BridgeNode(Node):
             f"{sent}; input packets accepted {self.accepted}, rejected "
             f"{dict(self.steering.rejected)}, dropped (sender not allowed) {dropped}, ignored "
             f"(injected wheel link loss) {self.ignored_inputs}; "
-            f"mode {self.motion.safety.mode.value}, source {self._source}")
+            f"mode {self.motion.safety.mode.value}, source {self.arbiter.source}")
 
     # ---- rig input threads -----------------------------------------------------------------
     def _on_packet(self, data: bytes, addr: tuple[str, int], now: float) -> None:
@@ -264,10 +265,10 @@ class BridgeNode(Node):
     def _on_status(self, msg: SimStatus) -> None:
         self._paused = msg.paused
 
-    def _on_autonomy(self, msg: VehicleControl) -> None:
-        self._autonomy = (msg, time.monotonic())
-        if self.p.mode != "realtime" and self._source != "driver":
-            self.pub_control.publish(msg)  # sim time outruns the wall-clock loop here
+    def _on_stack(self, topic: _StackTopic, msg) -> None:
+        command = topic.to_command(msg)
+        if self.arbiter.offer(topic.name, command, time.monotonic()):
+            self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop
 
     def _on_estop(self, request: SetBool.Request, response: SetBool.Response):
         with self._lock:

@@ -8,8 +8,9 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, Quaternion, Twist, Vector3
 from nav_msgs.msg import Odometry
 
-from vehicle_sim.core.vehicle.interface import VehicleSnapshot
-from vehicle_sim.msg import VehicleState
+from vehicle_sim.core.controls import DriveCommand
+from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
+from vehicle_sim.msg import VehicleControl, VehicleState
 
 
 def stamp(t_ns: int) -> Time:
@@ -49,6 +50,24 @@ def pose(position: np.ndarray, rpy: np.ndarray) -> Pose:
 
 def twist(linear: np.ndarray, angular: np.ndarray) -> Twist:
     return Twist(linear=vector3(linear), angular=vector3(angular))
+
+
+def drive_command(msg: VehicleControl) -> DriveCommand:
+    """A VehicleControl as the core's command, every field and the header kept."""
+    values = Controls(steer_rad=msg.steering_angle, throttle=msg.throttle, brake=msg.brake,
+                      clutch=msg.clutch, gear=msg.gear, handbrake=msg.handbrake)
+    return DriveCommand(values, to_ns(msg.header.stamp), msg.header.frame_id)
+
+
+def vehicle_control(cmd: DriveCommand) -> VehicleControl:
+    """Inverse of ``drive_command``."""
+    v = cmd.values
+    msg = VehicleControl(steering_angle=float(v.steer_rad), throttle=float(v.throttle),
+                         brake=float(v.brake), clutch=float(v.clutch), gear=int(v.gear),
+                         handbrake=bool(v.handbrake))
+    msg.header.stamp = stamp(cmd.stamp_ns)
+    msg.header.frame_id = cmd.frame_id
+    return msg
 
 
 def vehicle_state(s: VehicleSnapshot, t_ns: int, frame: str, child: str, model: str

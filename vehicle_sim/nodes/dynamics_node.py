@@ -17,7 +17,7 @@ from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.controls import ControlLimits, twist_to_command, validate
+from vehicle_sim.core.controls import ControlLimits, Validated, validate, validate_twist
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
@@ -174,18 +174,17 @@ class DynamicsNode(Node):
 
     # ---- executor thread -----------------------------------------------------------------
     def _on_control(self, msg: VehicleControl) -> None:
-        self._accept(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
-                     msg.handbrake)
+        self._accept(validate(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
+                              msg.handbrake, self.limits))
         if self.loop.barrier is not None:  # even a rejected command was this frame's input
             self.loop.barrier.command_received(conv.to_ns(msg.header.stamp))
 
     def _on_twist(self, msg: Twist) -> None:
-        steer, throttle, brake, gear = twist_to_command(
-            msg.linear.x, msg.angular.z, self._speed_mps, self.vehicle.chassis.wheelbase_m)
-        self._accept(steer, throttle, brake, 0.0, gear, False)
+        self._accept(validate_twist(msg.linear.x, msg.angular.z, self._speed_mps,
+                                    self.vehicle.chassis.wheelbase_m, self.limits))
 
-    def _accept(self, *command) -> None:
-        result = validate(*command, self.limits)
+    def _accept(self, result: Validated) -> None:
+        """Apply a checked command (controls.check: every source's one path) or count it."""
         if result.problem:
             self.get_logger().warning(f"vehicle command {result.problem}",
                                       throttle_duration_sec=1.0)

@@ -3,7 +3,8 @@
 Starts on AUTONOMY. Takeover to DRIVER: the takeover button (rising edge), or the driver's
 steering torque |T| >= ``takeover_torque_nm`` held continuously for ``takeover_hold_s`` (a short
 spike resets the timer). Hand-back to AUTONOMY: the hand-back button only. The caller passes
-both commands and gets the active one; commands are opaque objects here.
+both commands and gets the active one; commands are opaque objects here. Freshness, the
+driver fallback and what is published are decided on top of this latch by ``arbiter``.
 """
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ class SteeringBridge:
     def __init__(self, inputs: InputParams, mux: MuxParams, ffb: FfbParams):
         self.inputs, self.ffb = inputs, ffb
         self.mapper, self.mux = InputMapper(inputs), CommandMux(mux)
-        self.sequence, self.rejected = SequenceTracker(), Counter()
+        self.sequence, self.rejected = SequenceTracker(inputs.input_timeout_s), Counter()
         self.ff_rate = UpdateRateLimiter(ffb.max_update_hz)
         self._raw: tuple[float, float, float, float, int | frozenset[int]] = (
             0.5 * (inputs.steering.raw_min + inputs.steering.raw_max),
@@ -55,7 +55,7 @@ class SteeringBridge:
         except PacketError as exc:
             self.rejected[exc.reason.split(":")[0]] += 1
             return False
-        if not self.sequence.accept(msg.seq):
+        if not self.sequence.accept(msg.seq, now_s):
             self.rejected["stale sequence"] += 1
             return False
         self.on_raw(now_s, msg.steering_raw, msg.throttle_raw, msg.brake_raw, msg.clutch_raw,

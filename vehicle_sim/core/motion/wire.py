@@ -163,7 +163,7 @@ def encode_input_packet(msg: RigInput) -> bytes:
     """Build an input packet (for rig firmware emulators and tests)."""
     body = _INPUT.pack(INPUT_MAGIC, INPUT_VERSION, msg.seq & 0xFFFF, msg.steering_raw,
                        msg.throttle_raw, msg.brake_raw, msg.clutch_raw,
-                       int(round(msg.steering_torque_nm * 100.0)), msg.buttons)
+                       round(msg.steering_torque_nm * 100.0), msg.buttons)
     return body + struct.pack(">H", crc16_ccitt(body))
 
 
@@ -184,23 +184,42 @@ def decode_input_packet(data: bytes) -> RigInput:
     return RigInput(seq, steer, thr, brk, clu, torque / 100.0, buttons)
 
 
-class SequenceTracker:
-    """Accepts only newer 16-bit sequence numbers (serial-number arithmetic, RFC 1982)."""
+FORWARD_WINDOW = 1024  # [packets] largest jump ahead accepted without a pause (~2 s at 500 Hz)
 
-    def __init__(self) -> None:
+
+class SequenceTracker:
+    """Accepts only newer 16-bit sequence numbers (serial-number arithmetic, RFC 1982).
+
+    Newer means 1..``FORWARD_WINDOW`` ahead of the last accepted one, so a single forged or
+    corrupted number far ahead cannot make the genuine stream look stale. After no packet was
+    accepted for ``resync_after_s`` (a rig that rebooted, a long link loss: the input went
+    stale anyway) any number starts a new session (counted in ``restarts``), so a rig whose
+    sequence restarts from a small number is not locked out.
+    """
+
+    def __init__(self, resync_after_s: float = 0.1) -> None:
+        self.resync_after_s = resync_after_s
         self.last: int | None = None
+        self.last_s = 0.0
         self.lost = 0
         self.rejected = 0
+        self.restarts = 0
 
-    def accept(self, seq: int) -> bool:
-        """True if ``seq`` is newer than the last accepted one; counts gaps as lost packets."""
+    def accept(self, seq: int, now_s: float = 0.0) -> bool:
+        """True if ``seq`` is newer than the last accepted one, or starts a new session after a
+        pause of ``resync_after_s`` [s] (``now_s``: monotonic receive time); counts gaps as lost
+        packets."""
         if self.last is not None:
             diff = (seq - self.last) & 0xFFFF
-            if diff == 0 or diff >= 0x8000:
+            newer = 0 < diff <= FORWARD_WINDOW
+            if not newer and now_s - self.last_s <= self.resync_after_s:
                 self.rejected += 1
                 return False
-            self.lost += diff - 1
-        self.last = seq
+            if newer:
+                self.lost += diff - 1
+            else:
+                self.restarts += 1
+        self.last, self.last_s = seq, now_s
         return True
 
 

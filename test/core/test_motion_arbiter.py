@@ -1,0 +1,113 @@
+"""Command arbitration: the active source, what is published when, the driver's command."""
+import pytest
+
+from vehicle_sim.core.controls import DriveCommand
+from vehicle_sim.core.motion.arbiter import ArbiterParams, CommandArbiter, StackInput
+from vehicle_sim.core.motion.params import FfbParams, InputParams, MuxParams
+from vehicle_sim.core.motion.steering import SteeringBridge
+from vehicle_sim.core.vehicle.interface import Controls
+
+DT = 0.002  # 500 Hz platform loop
+INPUTS = InputParams()
+AUTONOMY = (StackInput("autonomy", 0.5),)
+AUTO = DriveCommand(Controls(throttle=0.3, steer_rad=0.1, gear=1), stamp_ns=7, frame_id="stack")
+
+
+def arbiter(stack=AUTONOMY, fallback=True, forward=False, every=5):
+    steering = SteeringBridge(INPUTS, MuxParams(), FfbParams())
+    params = ArbiterParams(stack_inputs=stack, driver_fallback=fallback,
+                           forward_on_receipt=forward, publish_every=every, steering_ratio=15.0,
+                           max_gear=3)
+    return CommandArbiter(params, steering)
+
+
+def rig(a: CommandArbiter, t: float, throttle=65535.0, buttons=0) -> None:
+    """One rig input at time t: wheel centred, throttle raw count, a button bitmask."""
+    a.steering.on_raw(t, 0.0, throttle, -32767.0, -32767.0, buttons)
+
+
+def run(a: CommandArbiter, t0: float, cycles: int, stamp_ns=0):
+    return [a.cycle(t0 + k * DT, 0.0, stamp_ns)[1] for k in range(cycles)]
+
+
+def test_nothing_fresh_is_none_and_publishes_nothing():
+    decisions = run(arbiter(), 0.0, 20)
+    assert decisions[0].source == "none" and decisions[0].changed
+    assert all(d.command is None for d in decisions)
+    assert not any(d.changed for d in decisions[1:])
+
+
+def test_fresh_stack_command_drives_and_is_republished_at_the_control_rate():
+    a = arbiter(every=5)
+    assert not a.offer("autonomy", AUTO, 0.0), "realtime: the loop publishes, not the receipt"
+    decisions = run(a, 0.0, 11)
+    assert [d.source for d in decisions] == ["autonomy"] * 11
+    published = [k for k, d in enumerate(decisions) if d.command is not None]
+    assert published == [0, 5, 10] and decisions[0].command == AUTO  # passed through unchanged
+    late = a.cycle(0.5 + 1e-6, 0.0, 0)[1]
+    assert late.source == "none" and late.changed and late.command is None
+
+
+def test_driver_fallback_then_takeover_keeps_the_driver_over_a_fresh_stack():
+    a = arbiter()
+    rig(a, 0.0)
+    first = a.cycle(0.0, 0.0, stamp_ns=123)[1]
+    assert first.source == "driver" and first.command.values.throttle == 1.0
+    assert first.command.stamp_ns == 123 and first.command.values.gear == 1
+    a.offer("autonomy", AUTO, DT)
+    assert a.cycle(DT, 0.0, 0)[1].source == "autonomy"
+    rig(a, 2 * DT, buttons=1 << INPUTS.takeover)
+    took = a.cycle(2 * DT, 0.0, 0)[1]
+    assert (took.source, took.changed, took.reason) == ("driver", True, "takeover button")
+    a.offer("autonomy", AUTO, 3 * DT)
+    assert a.cycle(3 * DT, 0.0, 0)[1].source == "driver"
+    stale = a.cycle(3 * DT + INPUTS.input_timeout_s + DT, 0.0, 0)[1]
+    assert stale.source == "none" and stale.command is None, "no fallback to the stack"
+
+
+def test_without_fallback_the_rig_drives_only_after_a_takeover():
+    a = arbiter(fallback=False)
+    rig(a, 0.0)
+    assert a.cycle(0.0, 0.0, 0)[1].source == "none"
+
+
+def test_forward_on_receipt_unless_the_driver_drives_and_the_loop_does_not_repeat():
+    a = arbiter(forward=True)
+    assert a.offer("autonomy", AUTO, 0.0)
+    decisions = run(a, 0.0, 10)
+    assert decisions[0].source == "autonomy" and all(d.command is None for d in decisions)
+    rig(a, 10 * DT, buttons=1 << INPUTS.takeover)
+    assert a.cycle(10 * DT, 0.0, 0)[1].source == "driver"
+    assert not a.offer("autonomy", AUTO, 11 * DT)
+
+
+def test_stack_inputs_in_priority_order_and_each_forwarded_only_when_it_drives():
+    a = arbiter(stack=(StackInput("autonomy", 0.5), StackInput("ackermann", 0.2)), forward=True)
+    other = DriveCommand(Controls(throttle=0.9))
+    assert a.offer("ackermann", other, 0.0)
+    assert a.cycle(0.0, 0.0, 0)[1].source == "ackermann"
+    a.offer("autonomy", AUTO, DT)
+    assert not a.offer("ackermann", other, DT), "a lower entry while one above is fresh"
+    assert a.cycle(2 * DT, 0.0, 0)[1].source == "autonomy"
+
+
+def test_paddles_step_the_gear_within_reverse_and_max_gear_and_steering_uses_the_ratio():
+    a = arbiter()
+    t, gears = 0.0, []
+    for bit in [INPUTS.gear_up] * 4 + [INPUTS.gear_down] * 6:
+        for buttons in (1 << bit, 0):  # press, release: one rising edge
+            rig(a, t, buttons=buttons)
+            a.cycle(t, 0.0, 0)
+            gears.append(a.driver_command.values.gear)
+            t += DT
+    assert gears[::2] == [2, 3, 3, 3, 2, 1, 0, -1, -1, -1] and gears[1::2] == gears[::2]
+    a.steering.on_raw(t, 32767.0, 0.0, -32767.0, -32767.0, 0)  # full lock left
+    a.cycle(t, 0.0, 0)
+    full_lock_rad = 0.5 * INPUTS.handwheel_range_rad
+    assert a.driver_command.values.steer_rad == pytest.approx(full_lock_rad / 15.0)
+
+
+def test_stack_input_names_must_not_shadow_the_fixed_sources():
+    for names in (("driver",), ("none",), ("a", "a")):
+        with pytest.raises(ValueError, match="stack input names"):
+            arbiter(stack=tuple(StackInput(n, 0.5) for n in names))

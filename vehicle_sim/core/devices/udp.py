@@ -1,0 +1,88 @@
+"""UDP sockets of the hardware bridge: platform frames out, steering-rig input packets in.
+
+No ROS here and no bridge logic: each class moves bytes and counts what went wrong; the caller
+decides. Frames go to ONE configured address; input datagrams from senders outside the allowed
+peers are dropped and counted.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+_RECV_BYTES = 2048  # larger than any valid input packet, so oversized ones are seen as such
+_POLL_S = 0.1  # how often the blocking read checks for shutdown
+
+
+class UdpSender:
+    """Sends platform frames to ONE configured address (never to whoever sent us something)."""
+
+    def __init__(self, host: str, port: int):
+        self.address = (host, port)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setblocking(False)
+        self.sent = 0
+        self.errors = 0
+        self.last_error = ""
+
+    def send(self, payload: bytes) -> bool:
+        """One datagram; False (counted, ``last_error`` set) when the OS refused it."""
+        try:
+            self.sock.sendto(payload, self.address)
+        except OSError as exc:
+            self.errors += 1
+            self.last_error = exc.strerror or type(exc).__name__
+            return False
+        self.sent += 1
+        return True
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
+class UdpReceiver:
+    """Thread receiving rig input datagrams; datagrams from other senders are dropped."""
+
+    def __init__(self, host: str, port: int, allowed_peers: tuple[str, ...],
+                 on_packet: Callable[[bytes, tuple[str, int], float], None]):
+        self.allowed = frozenset(allowed_peers)
+        self.on_packet = on_packet
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self.sock.bind((host, port))
+        except OSError as exc:
+            self.sock.close()
+            raise ValueError(f"input_host/input_port: cannot bind UDP {host}:{port} "
+                             f"({exc.strerror})") from None
+        self.sock.settimeout(_POLL_S)
+        self.dropped = 0  # sender not in allowed_peers
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rig-input", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.sock.getsockname()[1]
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+        self.sock.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data, addr = self.sock.recvfrom(_RECV_BYTES)
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._stop.is_set():
+                    return
+                continue
+            if addr[0] not in self.allowed:
+                self.dropped += 1
+                continue
+            self.on_packet(data, addr, time.monotonic())

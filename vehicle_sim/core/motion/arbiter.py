@@ -1,0 +1,127 @@
+"""Which source drives the vehicle and which command the bridge publishes, decided once a cycle.
+
+Sources: the stack inputs (``StackInput``, one per command topic of an autonomy stack; a new
+kind of stack command is one more entry) and the driver at the steering rig. The takeover mux
+(``mux.CommandMux``, inside ``SteeringBridge``) latches whether the stack or the driver is in
+charge; the active source adds freshness and the fallback:
+
+- mux on the driver: "driver" while the rig's input is fresh, else "none";
+- mux on the stack: the first stack input (table order) whose newest command is at most its
+  ``timeout_s`` old; else "driver" if ``driver_fallback`` and the rig's input is fresh; else
+  "none".
+
+Publication: the active source's command at once when the source changes, then every
+``publish_every`` cycles; nothing for "none". With ``forward_on_receipt`` (fast and lockstep
+runs, where sim time outruns the wall-clock loop) a stack command is forwarded as it arrives
+(``offer``) unless the driver is active, and the loop does not repeat it, so the dynamics node
+gets each one in its frame. The driver's command: road-wheel angle = handwheel angle / steering
+ratio, gear from the paddles' rising edges (starts in 1, -1..max_gear), stamped with the newest
+vehicle state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+from vehicle_sim.core.controls import DriveCommand
+from vehicle_sim.core.motion.input_map import DriverInput
+from vehicle_sim.core.motion.mux import Source
+from vehicle_sim.core.motion.steering import SteeringBridge, SteeringFrame
+from vehicle_sim.core.vehicle.interface import Controls
+
+NONE = "none"  # no fresh command: nothing is published (the dynamics node's watchdog brakes)
+DRIVER = Source.DRIVER.value
+
+
+@dataclass(frozen=True)
+class StackInput:
+    """One command source of an autonomy stack."""
+
+    name: str  # as published on bridge/active_source
+    timeout_s: float  # [s] wall clock: an older command is not fresh
+
+
+@dataclass(frozen=True)
+class ArbiterParams:
+    stack_inputs: tuple[StackInput, ...]  # in priority order
+    driver_fallback: bool  # the rig drives while no stack input is fresh, even before a takeover
+    forward_on_receipt: bool  # fast / lockstep runs: stack commands are forwarded as they arrive
+    publish_every: int  # cycles between two publications of an unchanged source
+    steering_ratio: float  # [-] handwheel angle / road-wheel angle
+    max_gear: int  # highest forward gear the paddles select
+
+    def __post_init__(self) -> None:
+        names = [s.name for s in self.stack_inputs]
+        if len(set(names)) != len(names) or {DRIVER, NONE, ""} & set(names):
+            raise ValueError(f"stack input names must be unique, non-empty and not "
+                             f"{DRIVER!r} or {NONE!r}: {names}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One cycle's outcome: the active source and what to publish now."""
+
+    source: str  # "none", "driver" or a stack input's name
+    changed: bool  # differs from the previous cycle's source
+    reason: str  # why the mux switched this cycle ('' if it did not)
+    command: DriveCommand | None  # publish this now; None: nothing this cycle
+
+
+class CommandArbiter:
+    """Holds the newest command of each stack input, the driver's gear and the active source.
+
+    ``offer`` runs on the thread receiving stack commands, ``cycle`` on the control loop.
+    """
+
+    def __init__(self, params: ArbiterParams, steering: SteeringBridge):
+        self.params, self.steering = params, steering
+        self.source = ""  # none decided yet: the first cycle reports a change
+        self.gear = 1
+        self.driver_command = DriveCommand(Controls())  # the rig's, built every cycle
+        self._latest: dict[str, tuple[DriveCommand, float]] = {}
+        self._cycles = 0
+
+    def offer(self, name: str, command: DriveCommand, now_s: float) -> bool:
+        """Store stack input ``name``'s newest command; True: forward it now (module doc)."""
+        self._latest[name] = (command, now_s)
+        return (self.params.forward_on_receipt and self.source != DRIVER
+                and self._fresh_stack(now_s)[0] == name)
+
+    def cycle(self, now_s: float, aligning_moment_nm: float, stamp_ns: int
+              ) -> tuple[SteeringFrame, Decision]:
+        """Run the steering rig's cycle and decide the source; stamp_ns: newest vehicle state."""
+        name, stack_cmd = self._fresh_stack(now_s)
+        frame = self.steering.cycle(now_s, stack_cmd, partial(self._driver, stamp_ns=stamp_ns),
+                                    aligning_moment_nm)
+        if frame.mux.source is Source.DRIVER:
+            source = DRIVER if frame.input_fresh else NONE
+        elif name:
+            source = name
+        else:
+            source = DRIVER if self.params.driver_fallback and frame.input_fresh else NONE
+        changed, self.source = source != self.source, source
+        due = changed or self._cycles % self.params.publish_every == 0
+        self._cycles += 1
+        command = self.driver_command if source == DRIVER else stack_cmd
+        if source == NONE or not due or (name == source and self.params.forward_on_receipt):
+            command = None
+        return frame, Decision(source, changed, frame.mux.switched_because, command)
+
+    def _fresh_stack(self, now_s: float) -> tuple[str, DriveCommand | None]:
+        """The first stack input with a fresh command, ('', None) if none."""
+        for s in self.params.stack_inputs:
+            latest = self._latest.get(s.name)
+            if latest is not None and now_s - latest[1] <= s.timeout_s:
+                return s.name, latest[0]
+        return "", None
+
+    def _driver(self, d: DriverInput, stamp_ns: int) -> DriveCommand:
+        """The rig's command this cycle (called once per cycle by the steering pipeline)."""
+        if d.gear_up:
+            self.gear = min(self.gear + 1, self.params.max_gear)
+        if d.gear_down:
+            self.gear = max(self.gear - 1, -1)
+        self.driver_command = DriveCommand(Controls(
+            steer_rad=d.handwheel_angle_rad / self.params.steering_ratio, throttle=d.throttle,
+            brake=d.brake, clutch=d.clutch, gear=self.gear, handbrake=d.handbrake), stamp_ns)
+        return self.driver_command
