@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.faults import FaultRequest
 from vehicle_sim.core.sim_loop import Hooks, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
-from vehicle_sim.core.vehicle.faults import FaultRequest, VehicleFaults
+from vehicle_sim.core.vehicle.faults import VehicleFaults
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import load_vehicle
 
