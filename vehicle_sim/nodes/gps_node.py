@@ -55,13 +55,11 @@ class GpsNode(SensorNode):
         if self.p.velocity_topic and mp.velocity_enabled:
             self.pub_vel = self.create_publisher(TwistWithCovarianceStamped,
                                                  self.p.velocity_topic, qos.STATE)
-        self.publish_static_tf(mp.antenna_lever_arm_m, (0.0, 0.0, 0.0))
         o = mp.origin
-        self.get_logger().info(
-            f"GNSS {self.p.preset_file} at {mp.rate_hz:g} Hz (sim time), seed {self.p.seed}, "
-            f"origin {o.latitude_deg:.7f}, {o.longitude_deg:.7f}, {o.altitude_m:.2f} m, zones "
-            f"{self.p.zones_file or 'none'}, velocity "
-            f"{self.p.velocity_topic if self.pub_vel else 'off'}")
+        self.announce("GNSS", mp.antenna_lever_arm_m, (0.0, 0.0, 0.0),
+                      f"origin {o.latitude_deg:.7f}, {o.longitude_deg:.7f}, {o.altitude_m:.2f} m, "
+                      f"zones {self.p.zones_file or 'none'}, velocity "
+                      f"{self.p.velocity_topic if self.pub_vel else 'off'}")
 
     def make_model(self) -> GnssModel:
         origin = dataclasses.asdict(self.p.origin) if self.p.origin_override else None

@@ -42,9 +42,7 @@ class ImuNode(SensorNode):
         super().__init__("imu")
         mp = self.model.params
         self.pub = self.create_publisher(Imu, self.p.imu_topic, qos.STREAM)
-        self.publish_static_tf(mp.lever_arm_m, mp.mounting_rpy_rad)
-        self.get_logger().info(f"IMU {self.p.preset_file} at {mp.rate_hz:g} Hz (sim time), "
-                               f"seed {self.p.seed}, frame {self.p.frame_id}")
+        self.announce("IMU", mp.lever_arm_m, mp.mounting_rpy_rad, f"frame {self.p.frame_id}")
 
     def make_model(self) -> ImuModel:
         params = load_preset(ImuParams, config_path(self.p.preset_file), rate_hz=self.p.rate_hz)

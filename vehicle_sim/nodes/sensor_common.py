@@ -137,6 +137,13 @@ class SensorNode(Node):
         self.faults.expire(t_ns)
         self.sample(t_ns, StateView(msg))
 
+    def announce(self, label: str, xyz: tuple[float, float, float],
+                 rpy: tuple[float, float, float], details: str) -> None:
+        """Publish the sensor frame (``publish_static_tf``) and log the start line."""
+        self.publish_static_tf(xyz, rpy)
+        self.get_logger().info(f"{label} {self.p.preset_file} at {self.model.params.rate_hz:g} "
+                               f"Hz (sim time), seed {self.p.seed}, {details}")
+
     def publish_static_tf(self, xyz: tuple[float, float, float],
                           rpy: tuple[float, float, float]) -> None:
         """base_frame -> frame_id on /tf_static when tf2_msgs is installed, else one info line."""
