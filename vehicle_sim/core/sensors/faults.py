@@ -12,7 +12,9 @@ takes effect from the next sample and lasts until changed or ``clear()``:
 Injected faults (core.faults.FaultBook, targets ``imu`` and ``gps``): ``check_imu`` /
 ``check_gps`` say why a request cannot apply, ``ImuFaults.apply`` / ``GnssFaults.apply`` set the
 fields from the active faults combined: offsets add, noise scales multiply, any freeze / dropout
-/ no-fix holds.
+/ no-fix holds. The checks bound what the active faults ADD UP TO (each command alone is a sum of
+one), so no accepted combination can overflow the model's inputs (two position jumps of 1e308 m
+summed to inf); a command that would pass a bound is rejected, the active faults stay.
 """
 from __future__ import annotations
 
@@ -26,6 +28,16 @@ from vehicle_sim.core.faults import ActiveFault, FaultRequest, not_applicable
 IMU_CHANNELS = ("accel_x", "accel_y", "accel_z", "gyro_x", "gyro_y", "gyro_z")
 IMU_KINDS = ("bias_step", "freeze", "dropout", "noise_scale")
 GNSS_KINDS = ("freeze", "dropout", "noise_scale", "position_jump", "no_fix")
+
+# Bounds of the combined active faults of one sensor: past any physical fault, yet far from
+# overflow. Accel/gyro: per axis, well beyond the measuring range of vehicle IMUs (ADIS16448:
+# 18 g, 1000 deg/s), so a bias step can saturate any real sensor.
+MAX_ACCEL_BIAS_STEP_MPS2 = 1_000.0  # |sum| per axis [m/s^2], about 100 g
+MAX_GYRO_BIAS_STEP_RADPS = 100.0  # |sum| per axis [rad/s], about 5700 deg/s
+MAX_NOISE_SCALE = 1_000.0  # product of the active noise scales (covariance x 1e6)
+# |sum| per ENU axis [m]: GNSS spoofing moves a receiver by up to tens of km; 100 km also keeps
+# the ENU offset small against the Earth radius
+MAX_POSITION_JUMP_M = 100_000.0
 
 
 def _vec3(value, name: str) -> np.ndarray:
@@ -127,7 +139,9 @@ def check_imu(req: FaultRequest, others: list[ActiveFault]) -> str | None:
             return f"value must be finite, got {req.value}"
         if req.kind == "noise_scale" and req.value < 0.0:
             return f"noise scale must be >= 0, got {req.value}"
-    return None
+    if req.kind == "bias_step":
+        return _bias_sum_problem(req, others)
+    return _scale_product_problem(req, others)
 
 
 def check_gps(req: FaultRequest, others: list[ActiveFault]) -> str | None:
@@ -138,10 +152,42 @@ def check_gps(req: FaultRequest, others: list[ActiveFault]) -> str | None:
         return f"takes no channel, got {req.channel!r}"
     if req.kind == "noise_scale" and not (math.isfinite(req.value) and req.value >= 0.0):
         return f"noise scale must be finite and >= 0, got {req.value}"
-    if req.kind == "position_jump" and not all(map(math.isfinite, req.vector)):
-        x, y, z = req.vector
-        return f"vector must be finite, got ({x}, {y}, {z})"
-    return None
+    if req.kind == "position_jump":
+        if not all(map(math.isfinite, req.vector)):
+            x, y, z = req.vector
+            return f"vector must be finite, got ({x}, {y}, {z})"
+        return _jump_sum_problem(req, others)
+    return _scale_product_problem(req, others)
+
+
+def _bias_sum_problem(req: FaultRequest, others: list[ActiveFault]) -> str | None:
+    total = req.value + sum(f.request.value for f in others
+                            if f.kind == "bias_step" and f.request.channel == req.channel)
+    limit, unit = ((MAX_ACCEL_BIAS_STEP_MPS2, "m/s^2") if req.channel.startswith("accel")
+                   else (MAX_GYRO_BIAS_STEP_RADPS, "rad/s"))
+    if abs(total) <= limit:
+        return None
+    return (f"the active bias steps on {req.channel} would add up to {total:g} {unit}, beyond "
+            f"the bound {limit:g} {unit} (absolute)")
+
+
+def _jump_sum_problem(req: FaultRequest, others: list[ActiveFault]) -> str | None:
+    jumps = [req.vector] + [f.request.vector for f in others if f.kind == "position_jump"]
+    e, n, u = (sum(axis) for axis in zip(*jumps))
+    if all(abs(c) <= MAX_POSITION_JUMP_M for c in (e, n, u)):
+        return None
+    return (f"the active position jumps would add up to ({e:g}, {n:g}, {u:g}) m, beyond the "
+            f"bound {MAX_POSITION_JUMP_M:g} m per axis (absolute)")
+
+
+def _scale_product_problem(req: FaultRequest, others: list[ActiveFault]) -> str | None:
+    if req.kind != "noise_scale":
+        return None
+    product = req.value * math.prod(f.request.value for f in others if f.kind == "noise_scale")
+    if product <= MAX_NOISE_SCALE:
+        return None
+    return (f"the active noise scales would multiply to {product:g}, beyond the bound "
+            f"{MAX_NOISE_SCALE:g}")
 
 
 def _any(active: list[ActiveFault], kind: str) -> bool:
