@@ -59,8 +59,9 @@ def test_the_check_sees_the_other_active_faults_not_the_one_replaced():
 
 def test_wording_of_the_vehicle_names_kinds_in_lower_case_and_the_tyre():
     book = FaultBook("vehicle", lambda req, others: None,
-                     Wording(upper_case=False, with_channel=True, none_active="none here"))
+                     Wording(upper_case=False, channel_names={"fl": "front_left"},
+                             none_active="none here"))
     (on,) = book.command(FaultRequest(4, "tyre_blowout", channel="fl"), 0)
-    assert on.message == "tyre_blowout fl active until cleared"
+    assert on.message == "tyre_blowout front_left active until cleared"
     book.command(FaultRequest(4, "clear"), 0)
     assert book.command(FaultRequest(0, "clear"), 0)[0].message == "none here"

@@ -16,7 +16,7 @@ REJECTED and a human-readable message).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 CLEAR = "clear"
@@ -64,7 +64,9 @@ class Wording:
     """How a target names its faults in messages (kept as each target has always said it)."""
 
     upper_case: bool = True  # BIAS_STEP (the FaultCommand constant) or bias_step
-    with_channel: bool = False  # "tyre_blowout fl active ..." instead of "... active ..."
+    # name the channel in the ACTIVE message by this map ("tyre_blowout front_left active ...");
+    # None = the channel is not named
+    channel_names: Mapping[str, str] | None = None
     none_active: str = "no active fault"  # answer to CLEAR 0 with nothing active
 
     def name(self, kind: str) -> str:
@@ -102,7 +104,8 @@ class FaultBook:
         until = t_ns + round(req.duration_s * 1e9) if req.duration_s > 0.0 else None
         self.active.pop(req.id, None)  # a reused id replaces that fault
         self.active[req.id] = ActiveFault(req, until)
-        what = f" {req.channel}" if self.wording.with_channel and req.channel else ""
+        names = self.wording.channel_names
+        what = f" {names.get(req.channel, req.channel)}" if names and req.channel else ""
         left = "until cleared" if until is None else f"until t={until * 1e-9:.3f} s"
         return [FaultChange(req.id, req.kind, ACTIVE, f"{name}{what} active {left}")]
 

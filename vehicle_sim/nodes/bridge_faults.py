@@ -12,6 +12,8 @@ Durations count simulation time: the stamps of the vehicle states the bridge rec
 """
 from __future__ import annotations
 
+from functools import partial
+
 from rclpy.node import Node
 
 from vehicle_sim.core.faults import ActiveFault, FaultRequest, not_applicable
@@ -33,8 +35,8 @@ class BridgeFaults:
 
     def __init__(self, node: Node):
         self.now_ns = 0  # sim time of the newest vehicle state
-        self.links = {t: FaultLink(node, t, lambda req, others, t=t: _check(req, others, t),
-                                   now_ns=lambda: self.now_ns) for t in TARGETS}
+        self.links = {t: FaultLink(node, t, partial(_check, target=t), now_ns=lambda: self.now_ns)
+                      for t in TARGETS}
 
     def lost(self, target: str) -> bool:
         return bool(self.links[target].book.active)

@@ -25,6 +25,10 @@ TARGET = "vehicle"
 
 
 class VehicleFaultLink(StatusLink):
+    """Target ``vehicle``: the book is the physics loop's (core.vehicle.faults); this link
+    rejects what is no vehicle fault, forwards the rest and reports (``report``, the loop's
+    ``faults_changed`` hook)."""
+
     def __init__(self, node: Node, loop: SimLoop):
         super().__init__(node, TARGET, lambda: loop.t_ns)
         self.loop = loop

@@ -29,12 +29,13 @@ from vehicle_sim.core.faults import (
     Wording,
     duration_problem,
 )
-from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.interface import WHEELS, Controls
 
 KINDS = ("tyre_blowout", "brake_failure", "steering_stuck", "engine_cut")
 TYRE_CHANNELS = ("fl", "fr", "rl", "rr")  # the FaultCommand.msg names, in WHEELS order
 # the vehicle's messages name faults in lower case and say which tyre blew
-VEHICLE_WORDING = Wording(upper_case=False, with_channel=True, none_active="no active vehicle fault")
+VEHICLE_WORDING = Wording(upper_case=False, channel_names=dict(zip(TYRE_CHANNELS, WHEELS)),
+                          none_active="no active vehicle fault")
 
 
 @dataclass(frozen=True)
