@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.faults import FaultRequest
 from vehicle_sim.core.sim_loop import Hooks, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
-from vehicle_sim.core.vehicle.faults import FaultRequest, VehicleFaults
+from vehicle_sim.core.vehicle.faults import VehicleFaults
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import load_vehicle
 
@@ -103,7 +104,8 @@ def test_blowout_pulls_the_full_model_to_that_side_until_cleared(clear_id):
     model = make_model("full14", CAR, "rk4")
     model.reset(speed_mps=25.0)
     faults = VehicleFaults(model)
-    faults.command(FaultRequest(4, "tyre_blowout", channel="fl"), 0, 0.0)
+    (on,) = faults.command(FaultRequest(4, "tyre_blowout", channel="fl"), 0, 0.0)
+    assert on.message == "tyre_blowout front_left active until cleared"
     if clear_id is not None:
         assert [c.state for c in faults.command(FaultRequest(clear_id, "clear"), 0, 0.0)] == [
             "cleared"]

@@ -11,7 +11,7 @@ import signal
 import time
 
 import pytest
-from geometry_msgs.msg import TwistWithCovarianceStamped
+from geometry_msgs.msg import TwistWithCovarianceStamped, Vector3
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, NavSatFix, NavSatStatus
@@ -343,6 +343,34 @@ def test_gps_fix_at_origin_outage_zone_and_faults(rig, start_node, outage_zone):
     assert c.state == FaultStatus.STATE_CLEARED and c.fault == FaultCommand.NO_FIX
     bad = rig.command(FaultCommand.BIAS_STEP, "gps", 22, channel="accel_x", value=1.0)
     assert bad.state == FaultStatus.STATE_REJECTED and "not applicable to gps" in bad.message
+
+
+@pytest.mark.parametrize("exe, fault, each, first", [
+    ("gps_node", FaultCommand.POSITION_JUMP, {"vector": Vector3(x=1e308)}, "rejected"),
+    ("gps_node", FaultCommand.POSITION_JUMP, {"vector": Vector3(y=-60_000.0)}, "active"),
+    ("imu_node", FaultCommand.NOISE_SCALE, {"value": 1e200}, "rejected"),
+    ("imu_node", FaultCommand.BIAS_STEP, {"channel": "gyro_x", "value": 60.0}, "active"),
+])
+def test_two_faults_adding_up_past_the_bound_are_rejected_and_the_node_runs_on(
+        rig, start_node, exe, fault, each, first):
+    """Issue 13: each command was checked alone, so two accepted ones could add up to inf (two
+    POSITION_JUMPs of 1e308 m) and kill the node. The command that would take the combined
+    faults past the bound is rejected with the reason, and the node keeps sampling."""
+    target, topic, out = (("gps", "gnss/fix", rig.fix) if exe == "gps_node"
+                          else ("imu", "imu/data", rig.imu))
+    start_node(exe)
+    rig.wait_matched(topic)
+    rig.feed_until(lambda: out, f"first {topic} output")
+    answers = [rig.command(fault, target, fault_id, **each) for fault_id in (1, 2)]
+    states = {FaultStatus.STATE_ACTIVE: "active", FaultStatus.STATE_CLEARED: "cleared",
+              FaultStatus.STATE_REJECTED: "rejected"}
+    assert [states[a.state] for a in answers] == [first, "rejected"]
+    assert "beyond the bound" in answers[1].message, answers[1].message
+    n = len(out)
+    rig.feed_until(lambda: len(out) > n + 3, f"{topic} output after the two commands")
+    assert states[rig.command(FaultCommand.CLEAR, target, 1).state] == {
+        "active": "cleared", "rejected": "rejected"}[first], "the first stays as it was answered"
+    assert rig.command(FaultCommand.CLEAR, target, 2).state == FaultStatus.STATE_REJECTED
 
 
 @pytest.mark.parametrize("exe, params, expect", [

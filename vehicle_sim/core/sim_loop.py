@@ -15,9 +15,15 @@ from dataclasses import dataclass
 
 from vehicle_sim.core.controls import CommandWatchdog
 from vehicle_sim.core.dynamics_params import DynamicsParams
-from vehicle_sim.core.realtime import (LatenessWindow, LockstepBarrier, Pacer,
-                                       set_realtime_priority, tighten_timer_slack)
-from vehicle_sim.core.vehicle.faults import FaultChange, FaultRequest, VehicleFaults
+from vehicle_sim.core.faults import FaultChange, FaultRequest
+from vehicle_sim.core.realtime import (
+    LatenessWindow,
+    LockstepBarrier,
+    Pacer,
+    set_realtime_priority,
+    tighten_timer_slack,
+)
+from vehicle_sim.core.vehicle.faults import VehicleFaults
 from vehicle_sim.core.vehicle.interface import Controls, VehicleModel
 
 

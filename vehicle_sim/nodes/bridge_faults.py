@@ -12,49 +12,37 @@ Durations count simulation time: the stamps of the vehicle states the bridge rec
 """
 from __future__ import annotations
 
+from functools import partial
+
 from rclpy.node import Node
 
-from vehicle_sim.msg import FaultCommand, FaultStatus
-from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.fault_book import FaultBook, not_applicable, publish_changes
+from vehicle_sim.core.faults import ActiveFault, FaultRequest, not_applicable
+from vehicle_sim.nodes.fault_link import FaultLink
 
 TARGETS = ("platform", "wheel")
 
 
-def _check(cmd: FaultCommand) -> str | None:
-    if cmd.fault != FaultCommand.LINK_LOSS:
-        return not_applicable(cmd.target, (FaultCommand.LINK_LOSS,))
-    if cmd.channel:
-        return f"takes no channel, got {cmd.channel!r}"
+def _check(req: FaultRequest, others: list[ActiveFault], target: str) -> str | None:
+    if req.kind != "link_loss":
+        return not_applicable(target, ("link_loss",))
+    if req.channel:
+        return f"takes no channel, got {req.channel!r}"
     return None
 
 
 class BridgeFaults:
-    """Fault books of the platform and wheel links; ``lost(target)`` says if one is cut."""
+    """Fault links of the platform and wheel targets; ``lost(target)`` says if one is cut."""
 
     def __init__(self, node: Node):
-        self.node = node
-        self.books = {t: FaultBook(t, _check) for t in TARGETS}
-        self.now_s = 0.0  # sim time of the newest vehicle state
-        self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
-        node.create_subscription(FaultCommand, "faults/command", self._on_command,
-                                 qos.FAULT_COMMAND)
+        self.now_ns = 0  # sim time of the newest vehicle state
+        self.links = {t: FaultLink(node, t, partial(_check, target=t), now_ns=lambda: self.now_ns)
+                      for t in TARGETS}
 
     def lost(self, target: str) -> bool:
-        return bool(self.books[target].active)
+        return bool(self.links[target].book.active)
 
     def on_time(self, now_s: float) -> None:
         """Advance sim time (each vehicle state): faults whose duration elapsed end."""
-        self.now_s = now_s
-        for target, book in self.books.items():
-            if book.active:
-                self._report(target, book.expire(now_s))
-
-    def _on_command(self, cmd: FaultCommand) -> None:
-        book = self.books.get(cmd.target)
-        if book is not None:
-            self._report(cmd.target, book.command(cmd, self.now_s))
-
-    def _report(self, target: str, changes: list) -> None:
-        if changes:
-            publish_changes(self.node, self.pub, target, round(self.now_s * 1e9), changes)
+        self.now_ns = round(now_s * 1e9)
+        for link in self.links.values():
+            link.expire(self.now_ns)

@@ -83,7 +83,7 @@ class DynamicsNode(Node):
         self.create_service(Trigger, "sim/reset", self._on_reset)
         self._stop = threading.Event()
         hooks = Hooks(after_step=self._after_step, status=self._publish_status,
-                      frame_stalled=self._on_stalled, faults_changed=self.faults.on_changes)
+                      frame_stalled=self._on_stalled, faults_changed=self.faults.report)
         self._thread = threading.Thread(target=self.loop.run, args=(self._stop, hooks),
                                         name="physics", daemon=True)
         self.get_logger().info(

@@ -24,7 +24,6 @@ NO_FIX, CLEAR.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 from geometry_msgs.msg import TwistWithCovarianceStamped
@@ -32,23 +31,21 @@ from sensor_msgs.msg import NavSatFix, NavSatStatus
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.sensors import STATUS_FIX, GnssFix, GnssModel, GnssZones
+from vehicle_sim.core.sensors.faults import check_gps
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, load_preset
 from vehicle_sim.core.sensors.params import GnssParams
-from vehicle_sim.msg import FaultCommand
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import run
-from vehicle_sim.nodes.fault_book import ActiveFault, not_applicable
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView, sensor_rng
 from vehicle_sim.paths import config_path
 
-ACCEPTED = (FaultCommand.FREEZE, FaultCommand.DROPOUT, FaultCommand.NOISE_SCALE,
-            FaultCommand.POSITION_JUMP, FaultCommand.NO_FIX)
 _STREAM_ID = 2  # seed stream of the GNSS (the imu node uses 1)
 
 
 class GpsNode(SensorNode):
     params_cls = GpsNodeParams
+    check_fault = check_gps
 
     def __init__(self) -> None:
         super().__init__("gps")
@@ -58,13 +55,11 @@ class GpsNode(SensorNode):
         if self.p.velocity_topic and mp.velocity_enabled:
             self.pub_vel = self.create_publisher(TwistWithCovarianceStamped,
                                                  self.p.velocity_topic, qos.STATE)
-        self.publish_static_tf(mp.antenna_lever_arm_m, (0.0, 0.0, 0.0))
         o = mp.origin
-        self.get_logger().info(
-            f"GNSS {self.p.preset_file} at {mp.rate_hz:g} Hz (sim time), seed {self.p.seed}, "
-            f"origin {o.latitude_deg:.7f}, {o.longitude_deg:.7f}, {o.altitude_m:.2f} m, zones "
-            f"{self.p.zones_file or 'none'}, velocity "
-            f"{self.p.velocity_topic if self.pub_vel else 'off'}")
+        self.announce("GNSS", mp.antenna_lever_arm_m, (0.0, 0.0, 0.0),
+                      f"origin {o.latitude_deg:.7f}, {o.longitude_deg:.7f}, {o.altitude_m:.2f} m, "
+                      f"zones {self.p.zones_file or 'none'}, velocity "
+                      f"{self.p.velocity_topic if self.pub_vel else 'off'}")
 
     def make_model(self) -> GnssModel:
         origin = dataclasses.asdict(self.p.origin) if self.p.origin_override else None
@@ -105,37 +100,6 @@ class GpsNode(SensorNode):
         cov[3, 3] = -1.0  # angular rate not measured (ublox_gps: 'angular rate unsupported')
         msg.twist.covariance = cov.ravel()
         return msg
-
-    def check_fault(self, cmd: FaultCommand) -> str | None:
-        if cmd.fault not in ACCEPTED:
-            return not_applicable("gps", ACCEPTED)
-        if cmd.channel:
-            return f"takes no channel, got {cmd.channel!r}"
-        if cmd.fault == FaultCommand.NOISE_SCALE and not (math.isfinite(cmd.value)
-                                                          and cmd.value >= 0.0):
-            return f"noise scale must be finite and >= 0, got {cmd.value}"
-        v = cmd.vector
-        if cmd.fault == FaultCommand.POSITION_JUMP and not all(map(math.isfinite,
-                                                                   (v.x, v.y, v.z))):
-            return f"vector must be finite, got ({v.x}, {v.y}, {v.z})"
-        return None
-
-    def apply_faults(self, active: list[ActiveFault]) -> None:
-        """Sum of the position jumps, product of the noise scales, any freeze/dropout/no-fix."""
-        jump = np.zeros(3)
-        scale = 1.0
-        for f in active:
-            if f.fault == FaultCommand.POSITION_JUMP:
-                jump += f.vector
-            elif f.fault == FaultCommand.NOISE_SCALE:
-                scale *= f.value
-        faults = self.model.faults
-        faults.set_position_jump(jump)
-        faults.set_noise_scale(scale)
-        kinds = {f.fault for f in active}
-        faults.freeze = FaultCommand.FREEZE in kinds
-        faults.dropout = FaultCommand.DROPOUT in kinds
-        faults.no_fix = FaultCommand.NO_FIX in kinds
 
 
 def main(args: list[str] | None = None) -> int:

@@ -19,38 +19,30 @@ gyro_x..gyro_z [rad/s], value), FREEZE, DROPOUT, NOISE_SCALE (value >= 0), CLEAR
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
 from sensor_msgs.msg import Imu
 
 from vehicle_sim.core.sensors import ImuModel
+from vehicle_sim.core.sensors.faults import check_imu
 from vehicle_sim.core.sensors.node_params import ImuNodeParams, load_preset
 from vehicle_sim.core.sensors.params import ImuParams
-from vehicle_sim.msg import FaultCommand
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import run
-from vehicle_sim.nodes.fault_book import ActiveFault, not_applicable
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView, sensor_rng
 from vehicle_sim.paths import config_path
 
-CHANNELS = ("accel_x", "accel_y", "accel_z", "gyro_x", "gyro_y", "gyro_z")
-ACCEPTED = (FaultCommand.BIAS_STEP, FaultCommand.FREEZE, FaultCommand.DROPOUT,
-            FaultCommand.NOISE_SCALE)
 _STREAM_ID = 1  # seed stream of the IMU (the gps node uses 2)
 
 
 class ImuNode(SensorNode):
     params_cls = ImuNodeParams
+    check_fault = check_imu
 
     def __init__(self) -> None:
         super().__init__("imu")
         mp = self.model.params
         self.pub = self.create_publisher(Imu, self.p.imu_topic, qos.STREAM)
-        self.publish_static_tf(mp.lever_arm_m, mp.mounting_rpy_rad)
-        self.get_logger().info(f"IMU {self.p.preset_file} at {mp.rate_hz:g} Hz (sim time), "
-                               f"seed {self.p.seed}, frame {self.p.frame_id}")
+        self.announce("IMU", mp.lever_arm_m, mp.mounting_rpy_rad, f"frame {self.p.frame_id}")
 
     def make_model(self) -> ImuModel:
         params = load_preset(ImuParams, config_path(self.p.preset_file), rate_hz=self.p.rate_hz)
@@ -76,36 +68,6 @@ class ImuNode(SensorNode):
             msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = \
                 (float(c) for c in q)
         self.pub.publish(msg)
-
-    def check_fault(self, cmd: FaultCommand) -> str | None:
-        if cmd.fault not in ACCEPTED:
-            return not_applicable("imu", ACCEPTED)
-        if cmd.fault == FaultCommand.BIAS_STEP:
-            if cmd.channel not in CHANNELS:
-                return f"unknown channel {cmd.channel!r} (known: {', '.join(CHANNELS)})"
-        elif cmd.channel:
-            return f"takes no channel (acts on all), got {cmd.channel!r}"
-        if cmd.fault in (FaultCommand.BIAS_STEP, FaultCommand.NOISE_SCALE):
-            if not math.isfinite(cmd.value):
-                return f"value must be finite, got {cmd.value}"
-            if cmd.fault == FaultCommand.NOISE_SCALE and cmd.value < 0.0:
-                return f"noise scale must be >= 0, got {cmd.value}"
-        return None
-
-    def apply_faults(self, active: list[ActiveFault]) -> None:
-        """Sum of the bias steps per channel, product of the noise scales, any freeze/dropout."""
-        steps = np.zeros(6)
-        scale = 1.0
-        for f in active:
-            if f.fault == FaultCommand.BIAS_STEP:
-                steps[CHANNELS.index(f.channel)] += f.value
-            elif f.fault == FaultCommand.NOISE_SCALE:
-                scale *= f.value
-        faults = self.model.faults
-        faults.set_bias_step(steps[:3], steps[3:])
-        faults.set_noise_scale(scale)
-        faults.freeze = any(f.fault == FaultCommand.FREEZE for f in active)
-        faults.dropout = any(f.fault == FaultCommand.DROPOUT for f in active)
 
 
 def main(args: list[str] | None = None) -> int:

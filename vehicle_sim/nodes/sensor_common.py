@@ -4,8 +4,10 @@
 state's own simulation time (header stamp), so sensor timing follows simulation time, not wall
 time. A state with a non-finite field is skipped (rate-limited warning); a stamp earlier than the
 previous one means the simulation restarted: the model is rebuilt from its seed. Fault commands
-whose target is ``fault_target`` are kept in a ``fault_book.FaultBook`` and answered on
-``faults/status``. Concurrent faults combine: offsets add, noise scales multiply.
+whose target is ``fault_target`` go through a ``fault_link.FaultLink`` (checked by the
+subclass's ``check_fault``, answered on ``faults/status``); after every change the model's fault
+inputs are set from the active faults (``model.faults.apply``: offsets add, noise scales
+multiply).
 
 Lockstep (parameter ``lockstep``): the node is a lockstep peer (``LockstepPeer``) and acknowledges
 each /clock tick once it has modelled the state of that tick. The dynamics node waits for the ack
@@ -19,10 +21,11 @@ import math
 import numpy as np
 from rclpy.node import Node
 
-from vehicle_sim.msg import FaultCommand, FaultStatus, VehicleState
+from vehicle_sim.core.faults import Check
+from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns
-from vehicle_sim.nodes.fault_book import ActiveFault, Change, FaultBook, publish_changes
+from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.params import declare_and_load
 
@@ -84,22 +87,23 @@ def _tuple(v) -> tuple[float, float, float]:
 
 
 class SensorNode(Node):
-    """Base of the sensor nodes. Subclasses set ``params_cls`` and implement ``make_model()``,
-    ``sample(t_ns, state)``, ``check_fault(cmd)`` and ``apply_faults(active)``."""
+    """Base of the sensor nodes. Subclasses set ``params_cls`` and ``check_fault`` (a core
+    fault check) and implement ``make_model()`` (a model with ``faults.apply(active)``) and
+    ``sample(t_ns, state)``."""
 
     params_cls: type
+    check_fault: Check
 
     def __init__(self, name: str):
         super().__init__(name)
         self.p = declare_and_load(self, self.params_cls)
         self.model = self.make_model()
-        self.t_s: float | None = None  # sim time of the last accepted state
+        self.t_ns: int | None = None  # sim time of the last accepted state
         self.seen_ns = -1  # stamp of the newest state received, accepted or not [ns]
         self.skipped = 0
-        self.book = FaultBook(self.p.fault_target, self.check_fault)
-        self.pub_status = self.create_publisher(FaultStatus, "faults/status", qos.EVENT)
-        self.create_subscription(FaultCommand, "faults/command", self._on_fault,
-                                 qos.FAULT_COMMAND)
+        self.faults = FaultLink(self, self.p.fault_target, type(self).check_fault,
+                                now_ns=lambda: self.t_ns or 0,
+                                on_change=lambda active: self.model.faults.apply(active))
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
                                  # fast, lockstep: every state, as the dynamics publishes it
                                  qos.SENSOR_STATE_IN if self.p.mode == "realtime"
@@ -123,28 +127,22 @@ class SensorNode(Node):
                                       throttle_duration_sec=1.0)
             return
         t_ns = to_ns(msg.header.stamp)
-        t_s = t_ns * 1e-9
-        if self.t_s is not None and t_s < self.t_s:
-            self.get_logger().warning(f"sim time went back from {self.t_s:.3f} to {t_s:.3f} s: "
-                                      "simulation restarted, sensor model re-seeded")
+        if self.t_ns is not None and t_ns < self.t_ns:
+            self.get_logger().warning(f"sim time went back from {self.t_ns * 1e-9:.3f} to "
+                                      f"{t_ns * 1e-9:.3f} s: simulation restarted, sensor model "
+                                      "re-seeded")
             self.model = self.make_model()
-            self.apply_faults(list(self.book.active.values()))
-        self.t_s = t_s
-        if self.book.active:
-            self._report(self.book.expire(t_s))
+            self.model.faults.apply(self.faults.active)
+        self.t_ns = t_ns
+        self.faults.expire(t_ns)
         self.sample(t_ns, StateView(msg))
 
-    def _on_fault(self, cmd: FaultCommand) -> None:
-        if cmd.target != self.p.fault_target:
-            return
-        self._report(self.book.command(cmd, self.t_s or 0.0))
-
-    def _report(self, changes: list[Change]) -> None:
-        if not changes:
-            return
-        self.apply_faults(list(self.book.active.values()))
-        publish_changes(self, self.pub_status, self.p.fault_target,
-                        round((self.t_s or 0.0) * 1e9), changes)
+    def announce(self, label: str, xyz: tuple[float, float, float],
+                 rpy: tuple[float, float, float], details: str) -> None:
+        """Publish the sensor frame (``publish_static_tf``) and log the start line."""
+        self.publish_static_tf(xyz, rpy)
+        self.get_logger().info(f"{label} {self.p.preset_file} at {self.model.params.rate_hz:g} "
+                               f"Hz (sim time), seed {self.p.seed}, {details}")
 
     def publish_static_tf(self, xyz: tuple[float, float, float],
                           rpy: tuple[float, float, float]) -> None:
@@ -174,11 +172,6 @@ class SensorNode(Node):
     def sample(self, t_ns: int, state: StateView) -> None:
         raise NotImplementedError
 
-    def check_fault(self, cmd: FaultCommand) -> str | None:
-        raise NotImplementedError
-
-    def apply_faults(self, active: list[ActiveFault]) -> None:
-        raise NotImplementedError
 
 
 def sensor_rng(seed: int, stream: int) -> np.random.Generator:

@@ -24,13 +24,22 @@ _LOCKSTEP_DOC = ("acknowledge every /clock tick on /sim/lockstep_ack once the st
 
 
 @dataclass(frozen=True)
-class ImuNodeParams:
+class SensorNodeParams:
+    """What the imu and gps nodes share: the preset (default per sensor), seed and rate."""
+
+    preset_file: str = spec("", doc="preset of the error model, absolute or relative to the "
+                            "config dir")
+    seed: int = spec(0, ge=0, doc="seed of the sensor's random errors (noise, drawn-at-start "
+                     "errors)")
+    rate_hz: float = spec(0.0, unit="Hz", ge=0.0, doc="output rate in sim time; 0 = the preset's")
+
+
+@dataclass(frozen=True)
+class ImuNodeParams(SensorNodeParams):
     """imu_node: sensor_msgs/Imu from vehicle/state_raw through core.sensors.ImuModel."""
 
     preset_file: str = spec("sensors/imu_adis16448.yaml",
                             doc="ImuParams preset, absolute or relative to the config dir")
-    seed: int = spec(0, ge=0, doc="seed of the noise and drawn-at-start errors")
-    rate_hz: float = spec(0.0, unit="Hz", ge=0.0, doc="output rate in sim time; 0 = the preset's")
     frame_id: str = spec("imu_link", doc="sensor frame (header.frame_id, static TF child)")
     base_frame: str = spec("base_link", doc="vehicle body frame at the CG (static TF parent)")
     state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
@@ -41,13 +50,11 @@ class ImuNodeParams:
 
 
 @dataclass(frozen=True)
-class GpsNodeParams:
+class GpsNodeParams(SensorNodeParams):
     """gps_node: sensor_msgs/NavSatFix (+ ENU velocity) through core.sensors.GnssModel."""
 
     preset_file: str = spec("sensors/gnss_consumer.yaml",
                             doc="GnssParams preset, absolute or relative to the config dir")
-    seed: int = spec(0, ge=0, doc="seed of the position/velocity errors")
-    rate_hz: float = spec(0.0, unit="Hz", ge=0.0, doc="fix rate in sim time; 0 = the preset's")
     zones_file: str = spec("", doc="GnssZones file (buildings, outages; relative to the config "
                            "dir), '' = open sky")
     origin_override: bool = spec(False, doc="use origin.* instead of the preset's ENU origin")

@@ -1,0 +1,109 @@
+"""The node side of fault injection: one link per fault target, the same for every node.
+
+A :class:`FaultLink` subscribes ``faults/command``, keeps the commands of its ``target`` (others
+belong to other nodes), converts each message once into a core ``FaultRequest`` (kind = the
+FaultCommand constant's name in lower case), keeps the target's active faults in a core
+``FaultBook`` (core.faults: ids, duration 0 = until cleared, CLEAR id 0 = all, a reused id
+replaces) and answers on ``faults/status``: ACTIVE, CLEARED (by CLEAR or when the duration of
+simulation time elapsed) or REJECTED with the reason, stamped with the simulation time of the
+change, and logged. A new target is ``FaultLink(node, target, check)``: ``check(request,
+other_active)`` says why the target cannot take a request (use ``not_applicable`` for the kinds
+it does not know), and ``on_change(active)`` applies the active faults after every change.
+(The vehicle's faults change between physics steps: :class:`StatusLink` with the book in the
+physics loop, see vehicle_faults.py.)
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rclpy.node import Node
+
+from vehicle_sim.core.faults import (
+    ACTIVE,
+    CLEARED,
+    REJECTED,
+    ActiveFault,
+    Check,
+    FaultBook,
+    FaultChange,
+    FaultRequest,
+)
+from vehicle_sim.msg import FaultCommand, FaultStatus
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.conversions import stamp
+
+KIND_OF = {getattr(FaultCommand, n): n.lower() for n in dir(FaultCommand)
+           if n.isupper() and isinstance(getattr(FaultCommand, n), int)}
+CODE_OF = {kind: code for code, kind in KIND_OF.items()}
+STATE_OF = {ACTIVE: FaultStatus.STATE_ACTIVE, CLEARED: FaultStatus.STATE_CLEARED,
+            REJECTED: FaultStatus.STATE_REJECTED}
+
+
+def to_request(cmd: FaultCommand) -> FaultRequest:
+    v = cmd.vector
+    return FaultRequest(cmd.id, KIND_OF.get(cmd.fault, f"fault {cmd.fault}"), cmd.channel,
+                        cmd.value, cmd.duration, (v.x, v.y, v.z))
+
+
+class StatusLink:
+    """faults/command of one target in, faults/status out. ``command(request)`` answers a
+    request of the target (subclasses); ``report`` publishes and logs changes."""
+
+    def __init__(self, node: Node, target: str, now_ns: Callable[[], int]):
+        self.node, self.target, self.now_ns = node, target, now_ns
+        self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
+        node.create_subscription(FaultCommand, "faults/command", self._on_command,
+                                 qos.FAULT_COMMAND)
+
+    def command(self, req: FaultRequest) -> list[FaultChange]:
+        raise NotImplementedError
+
+    def report(self, t_ns: int, changes: list[FaultChange], code: int = 0) -> None:
+        """Publish each change stamped ``t_ns`` and log it (``code``: the FaultCommand code of
+        a kind that has none, an unknown one)."""
+        for c in changes:
+            out = FaultStatus(id=c.id, target=self.target, fault=CODE_OF.get(c.kind, code),
+                              state=STATE_OF[c.state], message=c.message)
+            out.header.stamp = stamp(t_ns)
+            self.pub.publish(out)
+            # separate call sites: rclpy refuses a severity change at one call site
+            if c.state == REJECTED:
+                self.node.get_logger().warning(
+                    f"{self.target} fault id {c.id} rejected: {c.message}")
+            else:
+                self.node.get_logger().info(f"{self.target} fault id {c.id}: {c.message} "
+                                            f"(t={t_ns * 1e-9:.3f} s)")
+
+    def _on_command(self, cmd: FaultCommand) -> None:
+        if cmd.target == self.target:
+            self.report(self.now_ns(), self.command(to_request(cmd)), code=cmd.fault)
+
+
+class FaultLink(StatusLink):
+    """A target whose faults the node itself keeps: the core FaultBook on this node's thread.
+
+    ``now_ns()`` is the node's simulation time; call ``expire(t_ns)`` when it advances."""
+
+    def __init__(self, node: Node, target: str, check: Check, *,
+                 now_ns: Callable[[], int] = lambda: 0,
+                 on_change: Callable[[list[ActiveFault]], None] = lambda active: None):
+        super().__init__(node, target, now_ns)
+        self.book = FaultBook(target, check)
+        self.on_change = on_change
+
+    @property
+    def active(self) -> list[ActiveFault]:
+        return list(self.book.active.values())
+
+    def command(self, req: FaultRequest) -> list[FaultChange]:
+        return self._changed(self.book.command(req, self.now_ns()))
+
+    def expire(self, t_ns: int) -> None:
+        """Simulation time is ``t_ns``: report the faults whose duration elapsed."""
+        if self.book.active:
+            self.report(t_ns, self._changed(self.book.expire(t_ns)))
+
+    def _changed(self, changes: list[FaultChange]) -> list[FaultChange]:
+        if changes:
+            self.on_change(self.active)
+        return changes
