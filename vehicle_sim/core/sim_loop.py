@@ -58,7 +58,8 @@ class SimLoop:
         self.k = 0
         self._command = Controls(brake=params.watchdog_brake)
         self._watchdog = CommandWatchdog(params.command_timeout_s, params.watchdog_brake)
-        self.barrier = LockstepBarrier(params.lockstep_peers, lambda: self.t_ns) if params.mode == "lockstep" else None
+        self.barrier = (LockstepBarrier(params.lockstep_peers, lambda: self.t_ns)
+                        if params.mode == "lockstep" else None)
         self._pacer = Pacer(self.dt_ns * 1e-9, params.real_time_factor, clock=clock)
         self._paused = threading.Event()
         self._wake = threading.Event()
