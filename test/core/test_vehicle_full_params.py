@@ -7,7 +7,7 @@ import yaml
 
 from vehicle_sim.core.config import ConfigError, load
 from vehicle_sim.core.vehicle.factory import MODELS, make_model
-from vehicle_sim.core.vehicle.full_pack import pack_full, peak_slip, spring_compression
+from vehicle_sim.core.vehicle.full14.packing import pack_full, peak_slip, spring_compression
 from vehicle_sim.core.vehicle.params import VehicleParams, load_vehicle
 
 VEHICLES = Path(__file__).resolve().parents[2] / "config" / "vehicles"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from vehicle_sim.core.vehicle.factory import simulate
-from vehicle_sim.core.vehicle.full14_kernel import full14_f
+from vehicle_sim.core.vehicle.full14.dynamics import full14_f
 from vehicle_sim.core.vehicle.kinematic import kinematic_f
 from vehicle_sim.core.vehicle.single_track import single_track_f
 

@@ -3,7 +3,7 @@
 Groups (YAML sections) used by the planar models (``kinematic``, ``single_track``): ``chassis``,
 ``tyre``, ``powertrain``, ``brakes``, ``steering``, ``aero`` and the optional numerical group
 ``low_speed``. The 14-DOF model (``full14``) also needs ``body``, ``suspension``, ``wheels``,
-``magic_formula`` and ``drivetrain`` (full_params.py; all or none of them, None = not given) and
+``magic_formula`` and ``drivetrain`` (full14/params.py; all or none of them, None = not given) and
 has the optional numerical group ``full_numerics``. Every physical field is required in the YAML
 (no code default), only the numerical groups have defaults. (``config.flat_fields`` cannot
 flatten the None-default groups: load vehicles from YAML with ``config.load``/``load_vehicle``.)
@@ -21,7 +21,7 @@ import numpy as np
 
 from vehicle_sim.core.config import load, spec
 from vehicle_sim.core.units import GRAVITY_MPS2
-from vehicle_sim.core.vehicle.full_params import (
+from vehicle_sim.core.vehicle.full14.params import (
     BodyParams,
     DrivetrainParams,
     FullNumerics,
@@ -142,7 +142,7 @@ class VehicleParams:
     steering: SteeringParams = spec()
     aero: AeroParams = spec()
     low_speed: LowSpeedParams = spec(LowSpeedParams())
-    # Groups of the 14-DOF model (full_params.py); None = not given (planar models only).
+    # Groups of the 14-DOF model (full14/params.py); None = not given (planar models only).
     body: BodyParams = spec(None)
     suspension: SuspensionParams = spec(None)
     wheels: WheelParams = spec(None)

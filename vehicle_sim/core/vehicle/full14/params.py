@@ -75,7 +75,7 @@ class MagicFormulaParams:
     ``tyre.friction_coefficient`` and ``tyre.*_cornering_coeff_per_rad``.
 
     mu(Fz) = mu0 (1 + load_sensitivity (Fz - Fz0) / Fz0) (MF form, Pacejka 2012 ch. 4).
-    Transient slip: first-order relaxation lengths and carcass damping (see tyre_mf.py).
+    Transient slip: first-order relaxation lengths and carcass damping (see magic_formula.py).
     """
 
     longitudinal_friction: float = spec(unit="-", gt=0.0, le=3.0, doc="mu_x peak at Fz0")
