@@ -22,7 +22,7 @@ def _write(tmp_path: Path, data: dict) -> Path:
 def test_medium_car_loads_with_sourced_values():
     car = load_vehicle(CAR_YAML)
     assert car.chassis.mass_kg == pytest.approx(1225.887)
-    assert car.tyre.front_cornering_coeff_per_rad == pytest.approx(20.89)
+    assert car.tyre.front_cornering_coeff_per_rad == pytest.approx(21.92)  # -p_ky1 = mu C_S
     assert car.chassis.wheelbase_m == pytest.approx(2.39268)
 
 
