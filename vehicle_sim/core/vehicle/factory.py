@@ -48,11 +48,11 @@ def simulate(kind: str, x0: np.ndarray, controls: np.ndarray, params: VehiclePar
              dt_s: float, n: int, integrator: str = "rk4") -> np.ndarray:
     """Run ``n`` fixed steps in one jitted loop (no Python per step); returns (n + 1, n_state).
 
-    x0: the model's state vector (single_track: S_*, kinematic: K_*, full14: full14.state_layout.X_*,
-    e.g. ``full14.model.equilibrium_state``). controls: (m, N_INPUT) float array of U_* rows
-    (``single_track.controls_array``); row i is held over step i, the last row is held for the
-    remaining steps. params: VehicleParams or a packed array (``pack``; full14: ``pack_full`` or
-    ``Full14Model.packed_params``, which carry terrain and tyre faults).
+    x0: the model's state vector (single_track: S_*, kinematic: K_*, full14:
+    full14.state_layout.X_*, e.g. ``full14.model.equilibrium_state``). controls: (m, N_INPUT)
+    float array of U_* rows (``single_track.controls_array``); row i is held over step i, the
+    last row is held for the remaining steps. params: VehicleParams or a packed array (``pack``;
+    full14: ``pack_full`` or ``Full14Model.packed_params``, which carry terrain and tyre faults).
     """
     _check(kind, integrator)
     if not dt_s > 0.0 or n < 0:

@@ -7,13 +7,16 @@ first-class jitted function, so a kernel and its integrator compile together.
 
 One step of a model is ``advance``: the integrator's step of ``f``, then the model's
 ``after_step(x, x_new, u, p, dt)`` (its discrete rules between steps, editing x_new in place:
-stop at rest, gear and clutch changes). ``run_steps`` is the one batch loop of every model.
+stop at rest, gear and clutch changes). ``run_steps`` is the one batch loop of every model,
+``model_step`` the one step a model object takes.
 
 These are NOT disk-cached: numba's cache key of a function that takes another jitted function as
 argument holds that argument's dispatcher, and a later process then fails with "underlying
 object has vanished". They compile once per process (about 1-4 s per model/integrator pair).
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 from numba import njit
@@ -64,6 +67,19 @@ def run_steps(step_fn, f, after_step, x0, controls, p, dt, n):
         x = advance(step_fn, f, after_step, x, controls[min(i, last)], p, dt)
         out[i + 1] = x
     return out
+
+
+@functools.cache
+def model_step(step_fn, f, after_step):
+    """``advance`` bound to one integrator and model, jitted once per process and triple: a
+    model's ``step()`` then passes arrays and dt only (function arguments are typed on every
+    call from Python, about 0.5 us each)."""
+
+    @njit(cache=False)
+    def step(x, u, p, dt):
+        return advance(step_fn, f, after_step, x, u, p, dt)
+
+    return step
 
 
 def integrator(name: str):

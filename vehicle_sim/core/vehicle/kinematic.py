@@ -19,7 +19,6 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.vehicle.integrators import advance
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import P_A, P_B, P_FZF, P_FZR, P_MASS, P_MU
 from vehicle_sim.core.vehicle.planar import PlanarModel
@@ -60,12 +59,10 @@ class KinematicModel(PlanarModel):
     """
 
     name = "kinematic"
+    dynamics = (kinematic_f, kinematic_after_step)
 
     def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
         return np.array([x_m, y_m, yaw_rad, speed_mps], dtype=float)
-
-    def advance(self, x, u, p, dt_s) -> np.ndarray:
-        return advance(self._stepper, kinematic_f, kinematic_after_step, x, u, p, dt_s)
 
     def snapshot(self) -> VehicleSnapshot:
         """Current state; slip angles are 0 by construction, accelerations from dx/dt."""

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from vehicle_sim.core.vehicle.integrators import integrator
+from vehicle_sim.core.vehicle.integrators import integrator, model_step
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams, pack
 
@@ -27,15 +27,17 @@ def stepper(name: str):
 
 
 class PlanarModel:
-    """Base of SingleTrackModel and KinematicModel; subclasses set ``name``, ``advance`` (the
-    jitted step with its model function) and ``initial_state``, and write ``snapshot``."""
+    """Base of SingleTrackModel and KinematicModel; subclasses set ``name``, ``dynamics`` (their
+    jitted (f, after_step), see integrators.advance) and ``initial_state``, and write
+    ``snapshot``."""
 
     name = ""
+    dynamics: tuple = ()
 
     def __init__(self, params: VehicleParams, integrator: str = "rk4"):
         self.params = params
         self._p = pack(params)
-        self._stepper = stepper(integrator)
+        self._advance = model_step(stepper(integrator), *self.dynamics)
         self.reset()
 
     @property
@@ -45,9 +47,6 @@ class PlanarModel:
 
     def initial_state(self, x_m: float, y_m: float, yaw_rad: float,
                       speed_mps: float) -> np.ndarray:
-        raise NotImplementedError
-
-    def advance(self, x: np.ndarray, u: np.ndarray, p: np.ndarray, dt_s: float) -> np.ndarray:
         raise NotImplementedError
 
     def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
@@ -61,4 +60,4 @@ class PlanarModel:
         if not dt_s > 0.0 or not math.isfinite(dt_s):
             raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
         self._u = controls_array(controls)
-        self._x = self.advance(self._x, self._u, self._p, dt_s)
+        self._x = self._advance(self._x, self._u, self._p, dt_s)

@@ -32,7 +32,6 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.vehicle.integrators import advance
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import (
     P_A, P_B, P_BRAKE_FMAX, P_BRAKE_FRONT, P_CAF, P_CAR, P_CRR, P_DRAG, P_DRIVE_FRONT, P_FMAX,
@@ -258,12 +257,10 @@ class SingleTrackModel(PlanarModel):
     """
 
     name = "single_track"
+    dynamics = (single_track_f, single_track_after_step)
 
     def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
         return np.array([x_m, y_m, yaw_rad, speed_mps, 0.0, 0.0], dtype=float)
-
-    def advance(self, x, u, p, dt_s) -> np.ndarray:
-        return advance(self._stepper, single_track_f, single_track_after_step, x, u, p, dt_s)
 
     def snapshot(self) -> VehicleSnapshot:
         """The current state; accelerations from the derivative at the last controls."""

@@ -31,7 +31,7 @@ from vehicle_sim.core.vehicle.full14.state_layout import (
     N_OUT, N_STATE, O_AX, O_FZ, O_MZ, O_RE, O_TAN, O_VX, X_ENGINE, X_GEAR, X_LOCK, X_OMEGA, X_P,
     X_PITCH, X_ROLL, X_SHIFT_T, X_VX, X_X, X_YAW, X_Z, X_ZW)
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams, ground, pack_terrain
-from vehicle_sim.core.vehicle.integrators import advance
+from vehicle_sim.core.vehicle.integrators import model_step
 from vehicle_sim.core.vehicle.interface import WHEELS, Controls, VehicleSnapshot
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.core.vehicle.planar import controls_array, stepper
@@ -84,7 +84,7 @@ class Full14Model:
                  terrain: TerrainParams | None = None):
         self.params = params
         self._p = pack_full(params, terrain)
-        self._stepper = stepper(integrator)
+        self._advance = model_step(stepper(integrator), full14_f, full14_after_step)
         self._u = controls_array(Controls())
         self._x = equilibrium_state(self._p)
 
@@ -147,8 +147,7 @@ class Full14Model:
         if not dt_s > 0.0 or not math.isfinite(dt_s):
             raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
         self._u = controls_array(controls)
-        self._x = advance(self._stepper, full14_f, full14_after_step, self._x, self._u,
-                          self._p, dt_s)
+        self._x = self._advance(self._x, self._u, self._p, dt_s)
 
     def outputs(self) -> tuple[np.ndarray, np.ndarray]:
         """(dx/dt, O_* output array) at the current state and last controls."""
