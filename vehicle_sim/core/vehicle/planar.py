@@ -1,5 +1,6 @@
-"""What the planar models (single-track, kinematic) share as VehicleModel objects: packed
-parameters, the integrator, the state vector and the held controls."""
+"""What the vehicle model objects share (``SteppedModel``: the state, the held controls and the
+jitted step) and what the planar models (single-track, kinematic) share in addition
+(``PlanarModel``: packed planar parameters, initial state, input layout)."""
 from __future__ import annotations
 
 import math
@@ -26,7 +27,24 @@ def stepper(name: str):
     return integrator(name)
 
 
-class PlanarModel:
+class SteppedModel:
+    """Base of every VehicleModel object: packed parameters ``_p``, the jitted step
+    ``_advance`` (integrators.model_step), the state ``_x`` and the held controls ``_u``."""
+
+    @property
+    def state(self) -> np.ndarray:
+        """A copy of the state vector (indices of the model's module)."""
+        return self._x.copy()
+
+    def step(self, controls: Controls, dt_s: float) -> None:
+        """Advance by dt_s [s] with the controls held."""
+        if not dt_s > 0.0 or not math.isfinite(dt_s):
+            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
+        self._u = controls_array(controls)
+        self._x = self._advance(self._x, self._u, self._p, dt_s)
+
+
+class PlanarModel(SteppedModel):
     """Base of SingleTrackModel and KinematicModel; subclasses set ``name``, ``dynamics`` (their
     jitted (f, after_step), see integrators.advance) and ``initial_state``, and write
     ``snapshot``."""
@@ -40,11 +58,6 @@ class PlanarModel:
         self._advance = model_step(stepper(integrator), *self.dynamics)
         self.reset()
 
-    @property
-    def state(self) -> np.ndarray:
-        """A copy of the state vector (indices of the subclass's module)."""
-        return self._x.copy()
-
     def initial_state(self, x_m: float, y_m: float, yaw_rad: float,
                       speed_mps: float) -> np.ndarray:
         raise NotImplementedError
@@ -54,10 +67,3 @@ class PlanarModel:
         """At (x, y) [m] heading yaw [rad] with forward speed [m/s], controls released."""
         self._x = self.initial_state(x_m, y_m, yaw_rad, speed_mps)
         self._u = controls_array(Controls())
-
-    def step(self, controls: Controls, dt_s: float) -> None:
-        """Advance by dt_s [s] with the controls held."""
-        if not dt_s > 0.0 or not math.isfinite(dt_s):
-            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
-        self._u = controls_array(controls)
-        self._x = self._advance(self._x, self._u, self._p, dt_s)

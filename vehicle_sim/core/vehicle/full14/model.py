@@ -34,7 +34,7 @@ from vehicle_sim.core.vehicle.full14.terrain import TerrainParams, ground, pack_
 from vehicle_sim.core.vehicle.integrators import model_step
 from vehicle_sim.core.vehicle.interface import WHEELS, Controls, VehicleSnapshot
 from vehicle_sim.core.vehicle.params import VehicleParams
-from vehicle_sim.core.vehicle.planar import controls_array, stepper
+from vehicle_sim.core.vehicle.planar import SteppedModel, controls_array, stepper
 
 # Slip ratio (w R - v) / max(|v|, floor) in snapshots: the floor [m/s] avoids dividing by ~0.
 SLIP_SPEED_FLOOR_MPS = 0.5
@@ -75,8 +75,10 @@ def equilibrium_state(p: np.ndarray, x_m: float = 0.0, y_m: float = 0.0, yaw_rad
     return x
 
 
-class Full14Model:
-    """14-DOF vehicle (papers 004/001) as a :class:`~interface.VehicleModel`; reference: CG."""
+class Full14Model(SteppedModel):
+    """14-DOF vehicle (papers 004/001) as a :class:`~interface.VehicleModel`; reference: CG.
+
+    ``state`` indices: state_layout.X_*."""
 
     name = "full14"
 
@@ -87,11 +89,6 @@ class Full14Model:
         self._advance = model_step(stepper(integrator), full14_f, full14_after_step)
         self._u = controls_array(Controls())
         self._x = equilibrium_state(self._p)
-
-    @property
-    def state(self) -> np.ndarray:
-        """A copy of the state vector (indices state_layout.X_*)."""
-        return self._x.copy()
 
     @property
     def packed_params(self) -> np.ndarray:
@@ -141,13 +138,6 @@ class Full14Model:
         """Static equilibrium at (x, y) [m] heading yaw [rad] moving forward at speed [m/s]."""
         self._x = equilibrium_state(self._p, x_m, y_m, yaw_rad, speed_mps)
         self._u = controls_array(Controls())
-
-    def step(self, controls: Controls, dt_s: float) -> None:
-        """Advance by dt_s [s] with the controls held."""
-        if not dt_s > 0.0 or not math.isfinite(dt_s):
-            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
-        self._u = controls_array(controls)
-        self._x = self._advance(self._x, self._u, self._p, dt_s)
 
     def outputs(self) -> tuple[np.ndarray, np.ndarray]:
         """(dx/dt, O_* output array) at the current state and last controls."""
