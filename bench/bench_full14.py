@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vehicle_sim.core.vehicle.factory import make_model, simulate  # noqa: E402
-from vehicle_sim.core.vehicle.full14 import equilibrium_state  # noqa: E402
-from vehicle_sim.core.vehicle.full_pack import pack_full  # noqa: E402
+from vehicle_sim.core.vehicle.full14.model import equilibrium_state  # noqa: E402
+from vehicle_sim.core.vehicle.full14.packing import pack_full  # noqa: E402
 from vehicle_sim.core.vehicle.integrators import INTEGRATORS  # noqa: E402
 from vehicle_sim.core.vehicle.interface import Controls  # noqa: E402
 from vehicle_sim.core.vehicle.params import load_vehicle  # noqa: E402

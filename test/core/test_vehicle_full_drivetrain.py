@@ -6,14 +6,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vehicle_sim.core.vehicle.drivetrain import choose_gear, curve_norm, engine_torque, total_ratio
-from vehicle_sim.core.vehicle.full14 import Full14Model
-from vehicle_sim.core.vehicle.full14_parts import X_ENGINE, X_GEAR, X_LOCK, X_OMEGA, X_VX
-from vehicle_sim.core.vehicle.full_pack import pack_full
-from vehicle_sim.core.vehicle.full_params import RPM_TO_RADPS
+from vehicle_sim.core.vehicle.full14.drivetrain import (
+    choose_gear, curve_norm, engine_torque, total_ratio)
+from vehicle_sim.core.vehicle.full14.model import Full14Model
+from vehicle_sim.core.vehicle.full14.packing import pack_full
+from vehicle_sim.core.vehicle.full14.params import RPM_TO_RADPS
+from vehicle_sim.core.vehicle.full14.state_layout import X_ENGINE, X_GEAR, X_LOCK, X_OMEGA, X_VX
+from vehicle_sim.core.vehicle.full14.terrain import FrictionZone, TerrainParams
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import load_vehicle
-from vehicle_sim.core.vehicle.terrain import FrictionZone, TerrainParams
 
 CAR = load_vehicle(Path(__file__).resolve().parents[2] / "config" / "vehicles" / "medium_car.yaml")
 DT = CAR.drivetrain

@@ -8,8 +8,11 @@ import pytest
 
 from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.factory import make_model, simulate
-from vehicle_sim.core.vehicle.full14 import Full14Model, equilibrium_state
-from vehicle_sim.core.vehicle.full14_parts import (
+from vehicle_sim.core.vehicle.full14.corners import rotation
+from vehicle_sim.core.vehicle.full14.magic_formula import SURFACES, mf_pure
+from vehicle_sim.core.vehicle.full14.model import Full14Model, equilibrium_state
+from vehicle_sim.core.vehicle.full14.packing import pack_full
+from vehicle_sim.core.vehicle.full14.state_layout import (
     O_FZ,
     O_RE,
     X_GEAR,
@@ -20,14 +23,11 @@ from vehicle_sim.core.vehicle.full14_parts import (
     X_X,
     X_Y,
     X_ZW,
-    rotation,
 )
-from vehicle_sim.core.vehicle.full_pack import pack_full
+from vehicle_sim.core.vehicle.full14.terrain import HeightmapParams, Terrain, TerrainParams
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams, load_vehicle
 from vehicle_sim.core.vehicle.single_track import controls_array
-from vehicle_sim.core.vehicle.terrain import HeightmapParams, Terrain, TerrainParams
-from vehicle_sim.core.vehicle.tyre_mf import SURFACES, mf_pure
 
 G = GRAVITY_MPS2
 VEHICLES = Path(__file__).resolve().parents[2] / "config" / "vehicles"

@@ -7,7 +7,7 @@ import yaml
 
 from vehicle_sim.core.config import ConfigError, load
 from vehicle_sim.core.vehicle.factory import MODELS, make_model
-from vehicle_sim.core.vehicle.full_pack import pack_full, peak_slip, spring_compression
+from vehicle_sim.core.vehicle.full14.packing import pack_full, peak_slip, spring_compression
 from vehicle_sim.core.vehicle.params import VehicleParams, load_vehicle
 
 VEHICLES = Path(__file__).resolve().parents[2] / "config" / "vehicles"
@@ -42,12 +42,12 @@ def test_medium_car_full_groups_carry_the_sourced_values():
 
 
 @pytest.mark.parametrize("group, key, value, words", [
-    ("chassis", "mass_kg", -1225.0, "chassis.mass_kg: must be > 0.0 kg"),
-    ("tyre", "friction_coefficient", 0.0, "tyre.friction_coefficient: must be > 0.0"),
+    ("chassis", "mass_kg", -1225.0, "chassis.mass_kg: must be >= 100.0 kg"),
+    ("tyre", "friction_coefficient", 0.0, "tyre.friction_coefficient: must be >= 0.05"),
     ("drivetrain", "final_drive_ratio", 0.0, "drivetrain.final_drive_ratio: must be > 0.0"),
     ("drivetrain", "gear_ratios", [3.2, 0.0, 1.0], r"drivetrain.gear_ratios\[1\]: must be > 0.0"),
     ("drivetrain", "drive_layout", "6wd", "drivetrain.drive_layout: '6wd' is not one of"),
-    ("wheels", "spin_inertia_kgm2", -1.0, "wheels.spin_inertia_kgm2: must be > 0.0"),
+    ("wheels", "spin_inertia_kgm2", -1.0, "wheels.spin_inertia_kgm2: must be >= 0.05"),
     ("magic_formula", "shape_x", 2.5, "magic_formula.shape_x: must be < 2.0"),
     ("suspension", "front_spring_npm", "stiff", "suspension.front_spring_npm: expected a number"),
 ])

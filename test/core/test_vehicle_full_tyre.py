@@ -6,9 +6,10 @@ import pytest
 import yaml
 
 from vehicle_sim.core.config import ConfigError, load
-from vehicle_sim.core.vehicle.terrain import FrictionZone, HeightmapParams, Terrain, TerrainParams
-from vehicle_sim.core.vehicle.tyre_mf import (
+from vehicle_sim.core.vehicle.full14.magic_formula import (
     SURFACES, aligning_moment, combined_forces, load_friction, mf_pure, surface_scales)
+from vehicle_sim.core.vehicle.full14.terrain import (
+    FrictionZone, HeightmapParams, Terrain, TerrainParams)
 
 
 def magic(x, b, c, d, e):

@@ -21,9 +21,9 @@ from vehicle_sim.core.controls import ControlLimits, Validated, validate, valida
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
+from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams
-from vehicle_sim.core.vehicle.terrain import TerrainParams
 from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos

@@ -3,27 +3,31 @@
 Models: ``single_track`` (paper 004 single-track, Fiala tyres, kinematic blend at low speed),
 ``kinematic`` (kinematic bicycle) and ``full14`` (14-DOF: sprung body, suspension, wheel travel and
 spin, Magic Formula tyres, engine-clutch-gearbox-differential; needs the full-model groups of the
-vehicle file, see full_params.py). All are referenced at the (sprung-mass) CG (base_link).
+vehicle file, see full14/params.py). All are referenced at the (sprung-mass) CG (base_link).
 Integrators: ``euler``, ``midpoint``, ``rk4`` (see :mod:`integrators`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from vehicle_sim.core.vehicle.full14 import Full14Model, full_simulate
-from vehicle_sim.core.vehicle.full14_kernel import full14_f
-from vehicle_sim.core.vehicle.full_pack import pack_full
-from vehicle_sim.core.vehicle.integrators import INTEGRATORS
+from vehicle_sim.core.vehicle.full14.discrete import full14_after_step
+from vehicle_sim.core.vehicle.full14.dynamics import full14_f
+from vehicle_sim.core.vehicle.full14.model import Full14Model
+from vehicle_sim.core.vehicle.full14.packing import pack_full
+from vehicle_sim.core.vehicle.integrators import INTEGRATORS, run_steps
 from vehicle_sim.core.vehicle.interface import VehicleModel
-from vehicle_sim.core.vehicle.kinematic import KinematicModel, kinematic_f, ks_simulate
+from vehicle_sim.core.vehicle.kinematic import KinematicModel, kinematic_after_step, kinematic_f
 from vehicle_sim.core.vehicle.params import VehicleParams, pack
+from vehicle_sim.core.vehicle.planar import stepper
 from vehicle_sim.core.vehicle.single_track import (
-    SingleTrackModel, single_track_f, st_simulate, stepper)
+    SingleTrackModel, single_track_after_step, single_track_f)
 
 MODELS = ("single_track", "kinematic", "full14")
 _CLASSES = {"single_track": SingleTrackModel, "kinematic": KinematicModel, "full14": Full14Model}
-_BATCH = {"single_track": (st_simulate, single_track_f), "kinematic": (ks_simulate, kinematic_f),
-          "full14": (full_simulate, full14_f)}
+# (f(x, u, p), after_step(x, x_new, u, p, dt)) of each model, for integrators.run_steps
+_DYNAMICS = {"single_track": (single_track_f, single_track_after_step),
+             "kinematic": (kinematic_f, kinematic_after_step),
+             "full14": (full14_f, full14_after_step)}
 
 
 def _check(kind: str, integrator: str) -> None:
@@ -44,11 +48,11 @@ def simulate(kind: str, x0: np.ndarray, controls: np.ndarray, params: VehiclePar
              dt_s: float, n: int, integrator: str = "rk4") -> np.ndarray:
     """Run ``n`` fixed steps in one jitted loop (no Python per step); returns (n + 1, n_state).
 
-    x0: the model's state vector (single_track: S_*, kinematic: K_*, full14: full14_parts.X_*,
-    e.g. ``full14.equilibrium_state``). controls: (m, N_INPUT) float array of U_* rows
-    (``single_track.controls_array``); row i is held over step i, the last row is held for the
-    remaining steps. params: VehicleParams or a packed array (``pack``; full14: ``pack_full`` or
-    ``Full14Model.packed_params``, which carry terrain and tyre faults).
+    x0: the model's state vector (single_track: S_*, kinematic: K_*, full14:
+    full14.state_layout.X_*, e.g. ``full14.model.equilibrium_state``). controls: (m, N_INPUT)
+    float array of U_* rows (``single_track.controls_array``); row i is held over step i, the
+    last row is held for the remaining steps. params: VehicleParams or a packed array (``pack``;
+    full14: ``pack_full`` or ``Full14Model.packed_params``, which carry terrain and tyre faults).
     """
     _check(kind, integrator)
     if not dt_s > 0.0 or n < 0:
@@ -58,6 +62,6 @@ def simulate(kind: str, x0: np.ndarray, controls: np.ndarray, params: VehiclePar
     else:
         p = np.asarray(params, dtype=float)
     u = np.atleast_2d(np.asarray(controls, dtype=float))
-    loop, f = _BATCH[kind]
-    return loop(stepper(integrator), f, np.asarray(x0, dtype=float), u, p, float(dt_s),
-                int(n))
+    f, after_step = _DYNAMICS[kind]
+    return run_steps(stepper(integrator), f, after_step, np.asarray(x0, dtype=float), u, p,
+                     float(dt_s), int(n))

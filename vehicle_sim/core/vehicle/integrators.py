@@ -5,11 +5,18 @@ packed parameters p). Local truncation errors (001): Euler O(dt^2), midpoint O(d
 global errors O(dt), O(dt^2), O(dt^4). The integrators are numba-jitted and take the model as a
 first-class jitted function, so a kernel and its integrator compile together.
 
-They are NOT disk-cached: numba's cache key of a function that takes another jitted function as
+One step of a model is ``advance``: the integrator's step of ``f``, then the model's
+``after_step(x, x_new, u, p, dt)`` (its discrete rules between steps, editing x_new in place:
+stop at rest, gear and clutch changes). ``run_steps`` is the one batch loop of every model,
+``model_step`` the one step a model object takes.
+
+These are NOT disk-cached: numba's cache key of a function that takes another jitted function as
 argument holds that argument's dispatcher, and a later process then fails with "underlying
 object has vanished". They compile once per process (about 1-4 s per model/integrator pair).
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 from numba import njit
@@ -38,6 +45,41 @@ def rk4_step(f, x, u, p, dt):
     k3 = f(x + 0.5 * dt * k2, u, p)
     k4 = f(x + dt * k3, u, p)
     return x + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+
+@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
+def advance(step_fn, f, after_step, x, u, p, dt):
+    """x(t + dt): one ``step_fn`` step of ``f``, then ``after_step(x, x_new, u, p, dt)``."""
+    x_new = step_fn(f, x, u, p, dt)
+    after_step(x, x_new, u, p, dt)
+    return x_new
+
+
+@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
+def run_steps(step_fn, f, after_step, x0, controls, p, dt, n):
+    """n ``advance`` steps from x0; row i of ``controls`` (clamped to the last row) is held over
+    step i. Returns the (n + 1, len(x0)) trajectory including x0."""
+    out = np.empty((n + 1, x0.shape[0]))
+    out[0] = x0
+    x = x0.copy()
+    last = controls.shape[0] - 1
+    for i in range(n):
+        x = advance(step_fn, f, after_step, x, controls[min(i, last)], p, dt)
+        out[i + 1] = x
+    return out
+
+
+@functools.cache
+def model_step(step_fn, f, after_step):
+    """``advance`` bound to one integrator and model, jitted once per process and triple: a
+    model's ``step()`` then passes arrays and dt only (function arguments are typed on every
+    call from Python, about 0.5 us each)."""
+
+    @njit(cache=False)
+    def step(x, u, p, dt):
+        return advance(step_fn, f, after_step, x, u, p, dt)
+
+    return step
 
 
 def integrator(name: str):

@@ -20,12 +20,10 @@ import numpy as np
 from numba import njit
 
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
-from vehicle_sim.core.vehicle.params import (
-    P_A, P_B, P_FZF, P_FZR, P_MASS, P_MU)
+from vehicle_sim.core.vehicle.params import P_A, P_B, P_FZF, P_FZR, P_MASS, P_MU
 from vehicle_sim.core.vehicle.planar import PlanarModel
 from vehicle_sim.core.vehicle.single_track import (
-    U_GEAR, axle_long_forces, brake_demands, brake_locked, settle_speed, steer_angle,
-    wheel_outputs)
+    U_GEAR, axle_long_forces, brake_demands, brake_locked, settle_speed, steer_angle, wheel_outputs)
 
 K_X, K_Y, K_YAW, K_V = range(4)
 N_STATE = 4
@@ -47,26 +45,11 @@ def kinematic_f(x, u, p):
     return dx
 
 
-@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
-def ks_advance(step_fn, f, x, u, p, dt):
-    """One ``step_fn`` step of ``f`` (= kinematic_f), then the stop-at-rest rule."""
-    x_new = step_fn(f, x, u, p, dt)
+@njit(cache=True)
+def kinematic_after_step(x, x_new, u, p, dt):
+    """The stop-at-rest rule after a step (integrators.advance; edits x_new in place)."""
     if settle_speed(x[K_V], x_new[K_V], u, p, dt):
         x_new[K_V] = 0.0
-    return x_new
-
-
-@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
-def ks_simulate(step_fn, f, x0, controls, p, dt, n):
-    """n steps from x0 (row i of ``controls``, clamped to the last row, held over step i)."""
-    out = np.empty((n + 1, N_STATE))
-    out[0] = x0
-    x = x0.copy()
-    last = controls.shape[0] - 1
-    for i in range(n):
-        x = ks_advance(step_fn, f, x, controls[min(i, last)], p, dt)
-        out[i + 1] = x
-    return out
 
 
 class KinematicModel(PlanarModel):
@@ -76,12 +59,10 @@ class KinematicModel(PlanarModel):
     """
 
     name = "kinematic"
+    dynamics = (kinematic_f, kinematic_after_step)
 
     def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
         return np.array([x_m, y_m, yaw_rad, speed_mps], dtype=float)
-
-    def advance(self, x, u, p, dt_s) -> np.ndarray:
-        return ks_advance(self._stepper, kinematic_f, x, u, p, dt_s)
 
     def snapshot(self) -> VehicleSnapshot:
         """Current state; slip angles are 0 by construction, accelerations from dx/dt."""

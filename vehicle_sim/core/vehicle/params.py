@@ -3,10 +3,18 @@
 Groups (YAML sections) used by the planar models (``kinematic``, ``single_track``): ``chassis``,
 ``tyre``, ``powertrain``, ``brakes``, ``steering``, ``aero`` and the optional numerical group
 ``low_speed``. The 14-DOF model (``full14``) also needs ``body``, ``suspension``, ``wheels``,
-``magic_formula`` and ``drivetrain`` (full_params.py; all or none of them, None = not given) and
+``magic_formula`` and ``drivetrain`` (full14/params.py; all or none of them, None = not given) and
 has the optional numerical group ``full_numerics``. Every physical field is required in the YAML
 (no code default), only the numerical groups have defaults. (``config.flat_fields`` cannot
 flatten the None-default groups: load vehicles from YAML with ``config.load``/``load_vehicle``.)
+
+Plausibility bounds: every numeric field carries a lower and an upper bound (in its ``spec``,
+checked when the file is loaded; a violation raises ConfigError naming file, key and bound). They
+span road vehicles from a ~100 kg quadricycle to a 60 t heavy-haulage truck (EU 44 t, more with
+special permits), with margin around the shipped cars (1.1 t) and truck (9.5 t): e.g. mass
+100..60000 kg, yaw inertia 10..2e6 kg m^2 (m (l^2 + w^2) / 12 of a 60 t, 16 m truck is
+1.3e6). They refuse typos and absurd values that load but turn the state into NaN (1e308,
+1e-300), not unusual vehicles.
 
 ``pack(params)`` flattens what the planar kernels need into one float64 array, once, indexed by
 the ``P_*`` constants below (no long argument lists in the numba kernels).
@@ -21,7 +29,7 @@ import numpy as np
 
 from vehicle_sim.core.config import load, spec
 from vehicle_sim.core.units import GRAVITY_MPS2
-from vehicle_sim.core.vehicle.full_params import (
+from vehicle_sim.core.vehicle.full14.params import (
     BodyParams,
     DrivetrainParams,
     FullNumerics,
@@ -37,13 +45,13 @@ from vehicle_sim.core.vehicle.full_params import (
 class ChassisParams:
     """Rigid body of the vehicle; distances from the centre of gravity (CG) along body x."""
 
-    mass_kg: float = spec(unit="kg", gt=0.0, le=60000.0, doc="total vehicle mass")
-    yaw_inertia_kgm2: float = spec(unit="kg m^2", gt=0.0,
+    mass_kg: float = spec(unit="kg", ge=100.0, le=60000.0, doc="total vehicle mass")
+    yaw_inertia_kgm2: float = spec(unit="kg m^2", ge=10.0, le=2e6,
                                    doc="moment of inertia about body z at the CG")
-    cg_to_front_axle_m: float = spec(unit="m", gt=0.0, doc="a: CG to front axle")
-    cg_to_rear_axle_m: float = spec(unit="m", gt=0.0, doc="b: CG to rear axle")
-    length_m: float = spec(unit="m", gt=0.0, doc="overall body length (bounding box)")
-    width_m: float = spec(unit="m", gt=0.0, doc="overall body width (bounding box)")
+    cg_to_front_axle_m: float = spec(unit="m", ge=0.1, le=10.0, doc="a: CG to front axle")
+    cg_to_rear_axle_m: float = spec(unit="m", ge=0.1, le=10.0, doc="b: CG to rear axle")
+    length_m: float = spec(unit="m", ge=1.0, le=25.0, doc="overall body length (bounding box)")
+    width_m: float = spec(unit="m", ge=0.5, le=3.0, doc="overall body width (bounding box)")
 
     def __post_init__(self) -> None:
         if self.wheelbase_m >= self.length_m:
@@ -60,12 +68,12 @@ class ChassisParams:
 class TyreParams:
     """Tyre-road contact of the planar models (Fiala brush lateral force, conventions.md)."""
 
-    friction_coefficient: float = spec(unit="-", gt=0.0, le=2.0, doc="road-tyre peak friction mu")
+    friction_coefficient: float = spec(unit="-", ge=0.05, le=2.0, doc="road-tyre peak friction mu")
     front_cornering_coeff_per_rad: float = spec(
-        unit="1/rad", gt=0.0, le=100.0,
+        unit="1/rad", ge=1.0, le=100.0,
         doc="front axle cornering stiffness divided by its vertical load, C_alpha_f / Fz_f")
     rear_cornering_coeff_per_rad: float = spec(
-        unit="1/rad", gt=0.0, le=100.0,
+        unit="1/rad", ge=1.0, le=100.0,
         doc="rear axle cornering stiffness divided by its vertical load, C_alpha_r / Fz_r")
     rolling_radius_m: float = spec(unit="m", gt=0.05, le=1.5, doc="effective rolling radius")
     pneumatic_trail_m: float = spec(unit="m", ge=0.0, le=0.2,
@@ -78,11 +86,11 @@ class TyreParams:
 class PowertrainParams:
     """Automatic constant-power gearbox of paper 004: F = throttle * min(F_max, P / |u|)."""
 
-    max_drive_force_n: float = spec(unit="N", gt=0.0, doc="drive force limit at low speed")
-    max_power_w: float = spec(unit="W", gt=0.0, doc="constant power at the wheels")
+    max_drive_force_n: float = spec(unit="N", gt=0.0, le=1e6, doc="drive force limit at low speed")
+    max_power_w: float = spec(unit="W", gt=0.0, le=2e6, doc="constant power at the wheels")
     front_drive_fraction: float = spec(unit="-", ge=0.0, le=1.0,
                                        doc="share of drive force on the front axle (1 = FWD)")
-    max_reverse_speed_mps: float = spec(unit="m/s", gt=0.0,
+    max_reverse_speed_mps: float = spec(unit="m/s", gt=0.0, le=50.0,
                                         doc="drive is cut beyond this speed in reverse gear")
 
 
@@ -90,7 +98,8 @@ class PowertrainParams:
 class BrakeParams:
     """Service brakes; each axle's force saturates at mu * Fz (locked wheels, no ABS)."""
 
-    max_force_n: float = spec(unit="N", gt=0.0, doc="total brake force demanded at full pedal")
+    max_force_n: float = spec(unit="N", gt=0.0, le=1e6,
+                              doc="total brake force demanded at full pedal")
     front_bias: float = spec(unit="-", ge=0.0, le=1.0, doc="share of brake force on the front")
 
 
@@ -106,8 +115,9 @@ class SteeringParams:
 class AeroParams:
     """Aerodynamic drag F = 0.5 * rho * CdA * u * |u|."""
 
-    drag_area_m2: float = spec(unit="m^2", ge=0.0, doc="drag coefficient times frontal area")
-    air_density_kgpm3: float = spec(unit="kg/m^3", gt=0.0, le=2.0, doc="air density")
+    drag_area_m2: float = spec(unit="m^2", ge=0.0, le=20.0,
+                               doc="drag coefficient times frontal area")
+    air_density_kgpm3: float = spec(unit="kg/m^3", ge=0.5, le=2.0, doc="air density")
 
 
 @dataclass(frozen=True)
@@ -120,9 +130,9 @@ class LowSpeedParams:
     (must exceed the integration step; Euler is stable for dt < 2 * tau).
     """
 
-    blend_low_speed_mps: float = spec(1.0, unit="m/s", gt=0.0)
-    blend_high_speed_mps: float = spec(3.0, unit="m/s", gt=0.0)
-    kinematic_relaxation_time_s: float = spec(0.05, unit="s", gt=0.0)
+    blend_low_speed_mps: float = spec(1.0, unit="m/s", gt=0.0, le=20.0)
+    blend_high_speed_mps: float = spec(3.0, unit="m/s", gt=0.0, le=30.0)
+    kinematic_relaxation_time_s: float = spec(0.05, unit="s", ge=1e-3, le=1.0)
 
     def __post_init__(self) -> None:
         if self.blend_high_speed_mps <= self.blend_low_speed_mps:
@@ -142,7 +152,7 @@ class VehicleParams:
     steering: SteeringParams = spec()
     aero: AeroParams = spec()
     low_speed: LowSpeedParams = spec(LowSpeedParams())
-    # Groups of the 14-DOF model (full_params.py); None = not given (planar models only).
+    # Groups of the 14-DOF model (full14/params.py); None = not given (planar models only).
     body: BodyParams = spec(None)
     suspension: SuspensionParams = spec(None)
     wheels: WheelParams = spec(None)

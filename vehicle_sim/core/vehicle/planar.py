@@ -1,12 +1,13 @@
-"""What the planar models (single-track, kinematic) share as VehicleModel objects: packed
-parameters, the integrator, the state vector and the held controls."""
+"""What the vehicle model objects share (``SteppedModel``: the state, the held controls and the
+jitted step) and what the planar models (single-track, kinematic) share in addition
+(``PlanarModel``: packed planar parameters, initial state, input layout)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from vehicle_sim.core.vehicle.integrators import integrator
+from vehicle_sim.core.vehicle.integrators import integrator, model_step
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams, pack
 
@@ -26,28 +27,39 @@ def stepper(name: str):
     return integrator(name)
 
 
-class PlanarModel:
-    """Base of SingleTrackModel and KinematicModel; subclasses set ``name``, ``advance`` (the
-    jitted step with its model function) and ``initial_state``, and write ``snapshot``."""
+class SteppedModel:
+    """Base of every VehicleModel object: packed parameters ``_p``, the jitted step
+    ``_advance`` (integrators.model_step), the state ``_x`` and the held controls ``_u``."""
+
+    @property
+    def state(self) -> np.ndarray:
+        """A copy of the state vector (indices of the model's module)."""
+        return self._x.copy()
+
+    def step(self, controls: Controls, dt_s: float) -> None:
+        """Advance by dt_s [s] with the controls held."""
+        if not dt_s > 0.0 or not math.isfinite(dt_s):
+            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
+        self._u = controls_array(controls)
+        self._x = self._advance(self._x, self._u, self._p, dt_s)
+
+
+class PlanarModel(SteppedModel):
+    """Base of SingleTrackModel and KinematicModel; subclasses set ``name``, ``dynamics`` (their
+    jitted (f, after_step), see integrators.advance) and ``initial_state``, and write
+    ``snapshot``."""
 
     name = ""
+    dynamics: tuple = ()
 
     def __init__(self, params: VehicleParams, integrator: str = "rk4"):
         self.params = params
         self._p = pack(params)
-        self._stepper = stepper(integrator)
+        self._advance = model_step(stepper(integrator), *self.dynamics)
         self.reset()
-
-    @property
-    def state(self) -> np.ndarray:
-        """A copy of the state vector (indices of the subclass's module)."""
-        return self._x.copy()
 
     def initial_state(self, x_m: float, y_m: float, yaw_rad: float,
                       speed_mps: float) -> np.ndarray:
-        raise NotImplementedError
-
-    def advance(self, x: np.ndarray, u: np.ndarray, p: np.ndarray, dt_s: float) -> np.ndarray:
         raise NotImplementedError
 
     def reset(self, x_m: float = 0.0, y_m: float = 0.0, yaw_rad: float = 0.0,
@@ -55,10 +67,3 @@ class PlanarModel:
         """At (x, y) [m] heading yaw [rad] with forward speed [m/s], controls released."""
         self._x = self.initial_state(x_m, y_m, yaw_rad, speed_mps)
         self._u = controls_array(Controls())
-
-    def step(self, controls: Controls, dt_s: float) -> None:
-        """Advance by dt_s [s] with the controls held."""
-        if not dt_s > 0.0 or not math.isfinite(dt_s):
-            raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
-        self._u = controls_array(controls)
-        self._x = self.advance(self._x, self._u, self._p, dt_s)

@@ -205,32 +205,14 @@ def settle_speed(speed_old, speed_new, u, p, dt):
     return net_hold > 0.0 and abs(speed_new) < dt * net_hold / p[P_MASS]
 
 
-@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
-def st_advance(step_fn, f, x, u, p, dt):
-    """One ``step_fn`` step of ``f`` (= single_track_f) followed by the stop-at-rest rule."""
-    x_new = step_fn(f, x, u, p, dt)
+@njit(cache=True)
+def single_track_after_step(x, x_new, u, p, dt):
+    """The stop-at-rest rule after a step (integrators.advance; edits x_new in place)."""
     if settle_speed(x[S_U], x_new[S_U], u, p, dt):
         x_new[S_U] = 0.0
         if abs(x_new[S_V]) < p[P_V_LO]:
             x_new[S_V] = 0.0
             x_new[S_R] = 0.0
-    return x_new
-
-
-@njit(cache=False)  # takes jitted functions as arguments: numba cannot cache those
-def st_simulate(step_fn, f, x0, controls, p, dt, n):
-    """n steps from x0; row i of ``controls`` (clamped to the last row) is held over step i.
-
-    Returns the (n + 1, N_STATE) trajectory including x0.
-    """
-    out = np.empty((n + 1, N_STATE))
-    out[0] = x0
-    x = x0.copy()
-    last = controls.shape[0] - 1
-    for i in range(n):
-        x = st_advance(step_fn, f, x, controls[min(i, last)], p, dt)
-        out[i + 1] = x
-    return out
 
 
 @njit(cache=True)
@@ -275,12 +257,10 @@ class SingleTrackModel(PlanarModel):
     """
 
     name = "single_track"
+    dynamics = (single_track_f, single_track_after_step)
 
     def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
         return np.array([x_m, y_m, yaw_rad, speed_mps, 0.0, 0.0], dtype=float)
-
-    def advance(self, x, u, p, dt_s) -> np.ndarray:
-        return st_advance(self._stepper, single_track_f, x, u, p, dt_s)
 
     def snapshot(self) -> VehicleSnapshot:
         """The current state; accelerations from the derivative at the last controls."""

@@ -3,7 +3,7 @@
 DOF (004): sprung body 6 (position, roll/pitch/yaw) + per wheel vertical travel (4) and spin
 (4). Extra states: tyre deflections (relaxation, 8), engine speed, and three discrete entries
 with zero derivative (gear, clutch-lock flag, time since the last shift) updated between steps
-by ``full14.discrete_update``. Layout (X_*, O_*) and helpers: full14_parts.py.
+by ``discrete.discrete_update``. Layout (X_*, O_*): state_layout.py; helpers: corners.py.
 
 Frames and reference point: body = sprung-mass CG (base_link, x forward, y left, z up); pose
 and linear velocity in the world (odom, ENU) frame, angular rates in the body frame; Euler
@@ -16,13 +16,13 @@ carries the body. Tyre normal load =
 radial tyre spring-damper between the wheel centre and the terrain (so load transfer emerges).
 Tyre horizontal forces act at the contact point under the corner; contact frame from the
 terrain normal and the wheel heading (front wheels steered with Ackermann geometry).
-Tyre (tyre_mf.py): Magic Formula on transient slips kappa' = u_x / sigma_x and tan(alpha') =
+Tyre (magic_formula.py): Magic Formula on transient slips kappa' = u_x / sigma_x and tan(alpha') =
 u_y / sigma_y, the deflection states following du_x/dt = (omega R_e - v_x) - |v_x| u_x / sigma_x
 and du_y/dt = -v_y - |v_x| u_y / sigma_y (first-order relaxation, Pacejka 2012 ch. 7; well
 defined at standstill, where the deflection acts as a spring and holds the car), plus carcass
 damping on du/dt. sigma scales with the slip stiffness (surface, tyre fault). When the
 kinematic slip (speed floored at ``F_VFLOOR``) is beyond the force peak the contact slides: the
-force then comes from the kinematic slip without damping, and ``full14.limit_deflections``
+force then comes from the kinematic slip without damping, and ``discrete.limit_deflections``
 keeps the deflection at the peak (no stored deflection pushes the car back after a skid).
 Effective rolling radius R_e = R0 - deflection / 3 (common radial-tyre approximation).
 Wheel spin: I dw/dt = drive - R_e Fx + limited-slip - resist, where brakes and rolling
@@ -37,21 +37,23 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.vehicle.drivetrain import (
+from vehicle_sim.core.vehicle.full14.corners import (
+    compression, corner, relaxation_lengths, rot9, steer_angles, suspension_force,
+    tyre_coefficients)
+from vehicle_sim.core.vehicle.full14.drivetrain import (
     brake_torque_limits, clutch_capacity, engine_torque, total_ratio)
-from vehicle_sim.core.vehicle.full14_parts import (
-    N_OUT, N_STATE, O_AX, O_AY, O_AZ, O_CARRIER, O_DELTA, O_FS, O_FX, O_FY, O_FZ, O_MZ, O_RE, O_TAN,
-    O_TCLUTCH, O_TENGINE, O_VX, X_ENGINE, X_GEAR, X_LOCK, X_OMEGA, X_P, X_PITCH, X_Q, X_R, X_ROLL,
-    X_SHIFT_T, X_UX, X_UY, X_VX, X_VY, X_VZ, X_VZW, X_X, X_Y, X_YAW, X_Z, X_ZW, compression, corner,
-    relaxation_lengths, rot9, steer_angles, suspension_force, tyre_coefficients)
-from vehicle_sim.core.vehicle.full_pack import (
+from vehicle_sim.core.vehicle.full14.magic_formula import aligning_moment, combined_forces
+from vehicle_sim.core.vehicle.full14.packing import (
     F_BRAKE_TAU, F_CL_BAND, F_CL_CVISC, F_CL_TMAX, F_CL_VISCOUS, F_CRR, F_CT, F_CX, F_CY, F_DAMPX,
     F_DAMPY, F_DRAG, F_EX, F_EXT, F_EY, F_G, F_IE, F_IW, F_IXX, F_IYY, F_IZZ, F_KARB, F_KDRIVE,
     F_KT, F_LSD, F_M, F_MS, F_MU_UNS, F_R0, F_RRSCALE, F_RSCALE, F_SPEAK, F_STEER_MAX, F_TERRAIN,
     F_TRAIL, F_VFLOOR)
-from vehicle_sim.core.vehicle.single_track import U_STEER, U_THROTTLE
-from vehicle_sim.core.vehicle.terrain import ground, surface_at
-from vehicle_sim.core.vehicle.tyre_mf import aligning_moment, combined_forces
+from vehicle_sim.core.vehicle.full14.state_layout import (
+    N_OUT, N_STATE, O_AX, O_AY, O_AZ, O_CARRIER, O_DELTA, O_FS, O_FX, O_FY, O_FZ, O_MZ, O_RE, O_TAN,
+    O_TCLUTCH, O_TENGINE, O_VX, X_ENGINE, X_GEAR, X_LOCK, X_OMEGA, X_P, X_PITCH, X_Q, X_R, X_ROLL,
+    X_SHIFT_T, X_UX, X_UY, X_VX, X_VY, X_VZ, X_VZW, X_X, X_Y, X_YAW, X_Z, X_ZW)
+from vehicle_sim.core.vehicle.full14.terrain import ground, surface_at
+from vehicle_sim.core.vehicle.planar import U_STEER, U_THROTTLE
 
 
 @njit(cache=True)
@@ -67,7 +69,7 @@ def full14_eval(x, u, p, out):
     delta = min(max(u[U_STEER], -p[F_STEER_MAX]), p[F_STEER_MAX])
     d_fl, d_fr = steer_angles(delta, p)
     g = p[F_G]
-    # external wrench on the body (collisions; full14.Full14Model.set_external_wrench), world
+    # external wrench on the body (collisions; model.Full14Model.set_external_wrench), world
     fh_x, fh_y, fs_sum = p[F_EXT], p[F_EXT + 1], p[F_EXT + 2]
     t0, t1, t2 = p[F_EXT + 3], p[F_EXT + 4], p[F_EXT + 5]  # torque about the CG, world frame
     work = np.empty(24)
@@ -228,5 +230,5 @@ def _wheel_spin(x, u, p, dx, tau, rolling, brakes, out):
 
 @njit(cache=True)
 def full14_f(x, u, p):
-    """dx/dt of the 14-DOF model (state X_*, input single_track.U_*, params full_pack.F_*)."""
+    """dx/dt of the 14-DOF model (state X_*, input planar.U_*, params packing.F_*)."""
     return full14_eval(x, u, p, np.empty(N_OUT))

@@ -2,7 +2,7 @@
 
 File format (``config.load(TerrainParams, path)``), world = odom (ENU) frame:
 
-    default_surface: dry             # dry / wet / snow / ice (tyre_mf.SURFACES)
+    default_surface: dry             # dry / wet / snow / ice (magic_formula.SURFACES)
     heightmap:                       # optional; flat z = 0 without it
       origin_m: [x0, y0]             # world position of heights_m[0][0]
       spacing_m: 1.0                 # grid step in x and y
@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from vehicle_sim.core.config import spec
-from vehicle_sim.core.vehicle.tyre_mf import SURFACES, surface_scales
+from vehicle_sim.core.vehicle.full14.magic_formula import SURFACES, surface_scales
 
 _SURFACE_NAMES = tuple(SURFACES)
 

@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from vehicle_sim.core.units import GRAVITY_MPS2
-from vehicle_sim.core.vehicle.full_params import MAX_CURVE_POINTS, MAX_GEARS, RPM_TO_RADPS
+from vehicle_sim.core.vehicle.full14.params import MAX_CURVE_POINTS, MAX_GEARS, RPM_TO_RADPS
+from vehicle_sim.core.vehicle.full14.terrain import TerrainParams, pack_terrain
 from vehicle_sim.core.vehicle.params import VehicleParams
-from vehicle_sim.core.vehicle.terrain import TerrainParams, pack_terrain
 
 _names: list[tuple[str, int]] = [
     ("M", 1), ("MS", 1), ("IXX", 1), ("IYY", 1), ("IZZ", 1), ("A", 1), ("B", 1), ("TRACK", 2),

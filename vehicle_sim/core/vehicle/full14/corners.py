@@ -1,9 +1,8 @@
-"""State layout and geometry / tyre / suspension helpers of the 14-DOF kernel (numba).
+"""Per-corner geometry, suspension and tyre-coefficient helpers of the 14-DOF model (numba).
 
-States X_* (see full14_kernel.py for the model): pose (X, Y, Z, roll, pitch, yaw) and linear
-velocity in odom, body rates, wheel-centre heights and vertical speeds, wheel spins, tyre
-deflections (x, y), engine speed, gear, clutch-lock flag, time since the last shift. Outputs
-O_* are what full14_eval writes for snapshots. Wheel order FL, FR, RL, RR.
+Body rotation, Ackermann steer angles, corner positions and velocities, suspension compression
+and force, tyre friction / stiffness at a load and relaxation lengths. States X_* are in
+state_layout.py, parameters F_* in packing.py. Wheel order FL, FR, RL, RR.
 """
 from __future__ import annotations
 
@@ -12,19 +11,11 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.vehicle.full_pack import (
+from vehicle_sim.core.vehicle.full14.magic_formula import load_friction
+from vehicle_sim.core.vehicle.full14.packing import (
     F_A, F_B, F_BUMP, F_CBUMP, F_CREB, F_CX, F_CY, F_FZ0, F_GRIP, F_KPROG, F_KS, F_KSTOP, F_KXC,
     F_KYC, F_L0, F_MUX, F_MUY, F_PD2, F_REB, F_SIGX, F_SIGY, F_TRACK, F_X0)
-from vehicle_sim.core.vehicle.tyre_mf import load_friction
-
-X_X, X_Y, X_Z, X_ROLL, X_PITCH, X_YAW, X_VX, X_VY, X_VZ, X_P, X_Q, X_R = range(12)
-X_ZW, X_VZW, X_OMEGA, X_UX, X_UY = 12, 16, 20, 24, 28  # four entries each, FL FR RL RR
-X_ENGINE, X_GEAR, X_LOCK, X_SHIFT_T = 32, 33, 34, 35
-N_STATE = 36
-# Per-wheel outputs (4 each) and scalars written by full14_eval.
-O_FZ, O_FX, O_FY, O_MZ, O_VX, O_RE, O_TAN, O_DELTA, O_FS = (4 * k for k in range(9))
-O_AX, O_AY, O_AZ, O_TCLUTCH, O_TENGINE, O_CARRIER = 36, 37, 38, 39, 40, 41
-N_OUT = 42
+from vehicle_sim.core.vehicle.full14.state_layout import X_VX, X_VY, X_VZ, X_X, X_Y, X_Z, X_ZW
 
 
 @njit(cache=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from vehicle_sim.core.vehicle.full_pack import (
+from vehicle_sim.core.vehicle.full14.packing import (
     F_CL_ENGAGE, F_CL_TMAX, F_CURVE_T, F_CURVE_W, F_F0, F_F1, F_FINAL, F_GOV, F_IDLE, F_NCURVE,
     F_NGEARS, F_RATIOS, F_REVERSE, F_TB, F_TB_FRONT, F_TPEAK, F_WMAX)
 from vehicle_sim.core.vehicle.single_track import U_BRAKE, U_CLUTCH, U_HANDBRAKE
