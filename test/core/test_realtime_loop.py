@@ -1,15 +1,22 @@
 """The fixed-step loop without ROS: absolute deadlines, overruns, pause/step, watchdog, lockstep."""
 from __future__ import annotations
 
+import re
 import threading
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from vehicle_sim.core.controls import ControlLimits, CommandWatchdog, twist_to_command, validate
+from vehicle_sim.core.controls import CommandWatchdog, ControlLimits, twist_to_command, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.realtime import FrameQueue, LatenessWindow, LockstepBarrier, Pacer
 from vehicle_sim.core.sim_loop import Hooks, SimLoop
-from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.factory import make_model
+from vehicle_sim.core.vehicle.interface import Controls, NonFiniteState
+from vehicle_sim.core.vehicle.params import load_vehicle
+
+CAR = Path(__file__).resolve().parents[2] / "config" / "vehicles" / "medium_car.yaml"
 
 
 class FakeClock:
@@ -190,3 +197,45 @@ def test_lockstep_frames_that_a_peer_could_never_acknowledge_are_refused(fields,
         DynamicsParams(mode="lockstep", **{"lockstep_frame_steps": 10} | fields)
     DynamicsParams(mode="lockstep", lockstep_peers=("a",), lockstep_frame_steps=20,
                    raw_state_decimation=5, clock_decimation=2)
+
+
+FULL14_EULER_50HZ = DynamicsParams(mode="fast", model="full14", integrator="euler",
+                                   physics_rate_hz=50.0, state_rate_hz=50.0,
+                                   status_rate_hz=10.0)
+
+
+def test_a_step_that_would_make_the_state_non_finite_is_refused_and_the_state_kept():
+    """Explicit Euler at 50 Hz cannot integrate the 14-DOF model's stiff tyres (paper 001: Euler
+    "explodes on stiff springs"): the model raises instead of taking a NaN state."""
+    model = make_model("full14", load_vehicle(CAR), "euler")
+    model.reset(speed_mps=20.0)
+    with pytest.raises(NonFiniteState, match=r"model full14: state\[\d+\] would be (nan|inf)"):
+        for _ in range(200):
+            before = model.state
+            model.step(Controls(throttle=0.5, steer_rad=0.1), 0.02)
+    assert np.isfinite(model.state).all() and np.array_equal(model.state, before)
+
+
+def test_the_loop_stops_stepping_and_reports_when_the_physics_diverges():
+    model = make_model("full14", load_vehicle(CAR), "euler")
+    loop = SimLoop(model, FULL14_EULER_50HZ)
+    loop.set_command(Controls(throttle=0.5, steer_rad=0.1))
+    published, diverged = [], []
+
+    def publish(k: int, t_ns: int) -> None:  # as the dynamics node does
+        snapshot = model.snapshot()
+        snapshot.require_finite()
+        published.append(snapshot)
+
+    hooks = Hooks(after_step=publish, status=lambda s: None,
+                  diverged=lambda t, why: diverged.append((t, why)))
+    model.reset(speed_mps=20.0)
+    thread = threading.Thread(target=loop.run, args=(threading.Event(), hooks))
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the loop must end by itself"
+    assert len(diverged) == 1 and loop.diverged == diverged[0][1]
+    assert re.search(r"would be (nan|inf)|is \[", loop.diverged), loop.diverged
+    assert diverged[0][0] == loop.t_ns and 0 < len(published) * 20_000_000 <= loop.t_ns
+    for snapshot in published:
+        snapshot.require_finite()

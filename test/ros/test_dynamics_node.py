@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import pytest
@@ -179,6 +180,21 @@ def test_lockstep_refuses_acks_naming_a_time_after_the_simulation_time(ros_node,
     output = dynamics.stop()
     assert "lockstep ack refused: implausible ack from 'tester'" in output, output
     ros_node.destroy_publisher(ack)
+
+
+def test_a_diverging_physics_publishes_nothing_absurd_and_ends_with_one_line(probe, start_node):
+    """Explicit Euler at 50 Hz cannot integrate the 14-DOF model's stiff tyres: the loop stops
+    before a NaN state is published, says why, and the process exits 1."""
+    dynamics = start_node("dynamics_node", params={
+        "model": "full14", "integrator": "euler", "physics_rate_hz": 50.0,
+        "state_rate_hz": 50.0, "status_rate_hz": 10.0, "mode": "fast",
+        "initial.speed_mps": 20.0})
+    assert dynamics.proc.wait(timeout=60) == 1
+    output = dynamics.stop()
+    assert re.search(r"physics stopped at t=\S+ s: \S", output), output
+    assert "Traceback" not in output, output
+    assert all(math.isfinite(s.pose.position.x) and math.isfinite(s.twist.linear.x)
+               for s in probe.states)
 
 
 @pytest.mark.parametrize("params, words", [

@@ -24,7 +24,7 @@ from vehicle_sim.core.realtime import (
     tighten_timer_slack,
 )
 from vehicle_sim.core.vehicle.faults import VehicleFaults
-from vehicle_sim.core.vehicle.interface import Controls, VehicleModel
+from vehicle_sim.core.vehicle.interface import Controls, NonFiniteState, VehicleModel
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class Hooks:
     status: Callable[[LoopStatus], None]
     frame_stalled: Callable[[int, list[str]], None] = lambda t_ns, peers: None
     faults_changed: Callable[[int, list[FaultChange]], None] = lambda t_ns, changes: None
+    # the physics diverged (t_ns, why): the loop has stopped stepping for good
+    diverged: Callable[[int, str], None] = lambda t_ns, why: None
 
 
 class SimLoop:
@@ -73,6 +75,7 @@ class SimLoop:
         self.compute = LatenessWindow()
         self.command_timeout = True
         self.priority_problem = ""  # why a requested real-time priority was refused
+        self.diverged = ""  # why the loop stopped stepping (a non-finite state), '' if not
         self._status_mark = (clock(), 0)
         model.reset(params.initial.x_m, params.initial.y_m, params.initial.yaw_rad,
                     params.initial.speed_mps)
@@ -133,8 +136,14 @@ class SimLoop:
                 continue
             if self.params.mode == "realtime" and not self.paused:
                 self.lateness.add(self._pacer.wait())
-            self.step()
-            hooks.after_step(self.k, self.t_ns)
+            try:  # a non-finite state, or (after_step, publishing) a non-finite output
+                self.step()
+                hooks.after_step(self.k, self.t_ns)
+            except NonFiniteState as exc:  # publish nothing absurd: stop and say why
+                self.diverged = str(exc)
+                hooks.status(self.status())
+                hooks.diverged(self.t_ns, self.diverged)
+                break
             if self.barrier is not None and self.k % self.params.lockstep_frame_steps == 0:
                 self._wait_frame(stop, hooks)
             # every status period of wall time, and in fast/lockstep modes also every simulated

@@ -82,8 +82,10 @@ class DynamicsNode(Node):
         self.create_service(Trigger, "sim/step", self._on_step)
         self.create_service(Trigger, "sim/reset", self._on_reset)
         self._stop = threading.Event()
+        self.failed = False  # the physics diverged: the process ends with exit code 1
         hooks = Hooks(after_step=self._after_step, status=self._publish_status,
-                      frame_stalled=self._on_stalled, faults_changed=self.faults.report)
+                      frame_stalled=self._on_stalled, faults_changed=self.faults.report,
+                      diverged=self._on_diverged)
         self._thread = threading.Thread(target=self.loop.run, args=(self._stop, hooks),
                                         name="physics", daemon=True)
         self.get_logger().info(
@@ -156,6 +158,16 @@ class DynamicsNode(Node):
         msg.header.stamp = conv.stamp(self.loop.t_ns)
         self.pub_status.publish(msg)
 
+    def _on_diverged(self, t_ns: int, why: str) -> None:
+        """The state would have become NaN/inf: nothing absurd is published, the run ends."""
+        self.get_logger().fatal(f"physics stopped at t={t_ns * 1e-9:.3f} s: {why} (vehicle "
+                                f"{self.p.vehicle_file}, model {self.p.model})")
+        self.failed = True
+
+    def exit_code(self) -> int:
+        """1 if the physics diverged, else 0 (nodes.main.run)."""
+        return 1 if self.failed else 0
+
     def _on_stalled(self, t_ns: int, peers: list[str]) -> None:
         self.get_logger().warning(f"lockstep: waiting for {', '.join(peers)} at "
                                   f"t={t_ns * 1e-9:.3f} s", throttle_duration_sec=5.0)
@@ -168,9 +180,12 @@ class DynamicsNode(Node):
             self.pub_raw.publish(msg)
 
     def _state_msg(self, t_ns: int) -> conv.VehicleState:
-        """The model's state now, stamped t_ns (physics thread: the loop is between steps)."""
-        return conv.vehicle_state(self.model.snapshot(), t_ns, self.p.odom_frame,
-                                  self.p.base_frame, self.p.model)
+        """The model's state now, stamped t_ns (physics thread: the loop is between steps);
+        NonFiniteState (the loop then stops) rather than a message with NaN in it."""
+        snapshot = self.model.snapshot()
+        snapshot.require_finite()
+        return conv.vehicle_state(snapshot, t_ns, self.p.odom_frame, self.p.base_frame,
+                                  self.p.model)
 
     # ---- executor thread -----------------------------------------------------------------
     def _on_control(self, msg: VehicleControl) -> None:
@@ -223,4 +238,4 @@ class DynamicsNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(DynamicsNode, "dynamics", args)
+    return run(DynamicsNode, "dynamics", args, done=lambda node: node.failed)

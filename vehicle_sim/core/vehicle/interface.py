@@ -7,7 +7,7 @@ Wheel order everywhere: front-left, front-right, rear-left, rear-right (FL, FR, 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Protocol
 
 import numpy as np
@@ -32,6 +32,11 @@ class Controls:
     handbrake: bool = False
 
 
+class NonFiniteState(ValueError):
+    """A step would have made the state NaN or infinite (parameters or inputs the model cannot
+    integrate); the model keeps the state of the step before."""
+
+
 @dataclass
 class VehicleSnapshot:
     """Everything a node publishes about the vehicle at one instant (SI units, REP-103)."""
@@ -53,6 +58,14 @@ class VehicleSnapshot:
     engine_rpm: float = 0.0
     aligning_moment_nm: float = 0.0  # self-aligning moment of the front tyres (force feedback)
 
+    def require_finite(self) -> None:
+        """Raise NonFiniteState naming the first NaN or infinite field (a finite state whose
+        derivative is not, e.g. accelerations at the edge of a diverging integration)."""
+        for f in fields(self):
+            value = np.asarray(getattr(self, f.name), dtype=float)
+            if not np.isfinite(value).all():
+                raise NonFiniteState(f"{f.name} is {value.tolist()}")
+
 
 class VehicleModel(Protocol):
     """A vehicle model: owns its state vector, advances it by one fixed step."""
@@ -64,7 +77,8 @@ class VehicleModel(Protocol):
         """On the ground at (x, y) heading yaw with forward speed, at rest otherwise."""
 
     def step(self, controls: Controls, dt_s: float) -> None:
-        """Advance the state by dt_s with the controls held constant over the step."""
+        """Advance the state by dt_s with the controls held constant over the step; raises
+        NonFiniteState (state unchanged) rather than take a NaN or infinite state."""
 
     def snapshot(self) -> VehicleSnapshot:
         """The current state (a fresh object; the caller may keep it)."""

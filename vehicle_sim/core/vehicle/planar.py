@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from vehicle_sim.core.vehicle.integrators import integrator, model_step
-from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.interface import Controls, NonFiniteState
 from vehicle_sim.core.vehicle.params import VehicleParams, pack
 
 # Input layout shared by the planar models (one float64 array per step).
@@ -41,7 +41,12 @@ class SteppedModel:
         if not dt_s > 0.0 or not math.isfinite(dt_s):
             raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
         self._u = controls_array(controls)
-        self._x = self._advance(self._x, self._u, self._p, dt_s)
+        x = self._advance(self._x, self._u, self._p, dt_s)
+        if not np.isfinite(x).all():
+            bad = int(np.flatnonzero(~np.isfinite(x))[0])
+            raise NonFiniteState(f"model {self.name}: state[{bad}] would be {x[bad]} after "
+                                 f"this step; state kept")
+        self._x = x
 
 
 class PlanarModel(SteppedModel):
