@@ -16,7 +16,7 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
   route: front bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep
   law) each enter once their distance is within the comfortable braking distance
   (u^2 - u_r^2) / (2 b) + d_s (before that eq. 9 would only cap the acceleration); the nearest
-  traffic agent in the route corridor gives the IDM acceleration (kdriver.idm) with its speed
+  traffic agent in the route corridor gives the IDM acceleration (driver_law.idm) with its speed
   along the route. Zebra and signalised crossings are ignored (no pedestrians are simulated).
 - Pedals (004 eqs. 10-13): a = min(a_r, a_m) + c_d da_r/dt when accelerating, max(a_r, -mu g)
   when braking; the force m a + rolling resistance + drag is mapped to the throttle through the
@@ -35,25 +35,30 @@ import numpy as np
 
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
-from vehicle_sim.core.traffic.kdriver import LOOKAHEAD_RADIUS_FRACTION, ONCOMING_COS, idm, ref_accel
-from vehicle_sim.core.traffic.kpath import eval_lane, project
-from vehicle_sim.core.traffic.kstep import stop_accel
-from vehicle_sim.core.traffic.lights import RED, YELLOW
-from vehicle_sim.core.traffic.network import (
-    K_GIVEWAY,
-    K_LIGHT,
-    K_STOP,
-    L_KMAX,
-    L_LEN,
-    L_NSIG,
-    L_SIG0,
-    L_SKMAX,
-    L_SPEED,
-    S_KIND,
-    S_LIGHT,
-    S_S,
-    Network,
+from vehicle_sim.core.traffic.kernels.driver_law import (
+    LOOKAHEAD_RADIUS_FRACTION,
+    ONCOMING_COS,
+    idm,
+    ref_accel,
+    stop_accel,
 )
+from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, project
+from vehicle_sim.core.traffic.kernels.layout import (
+    LF_KMAX,
+    LF_LEN,
+    LF_SKMAX,
+    LF_SPEED,
+    LI_NSIG,
+    LI_SIG0,
+    SF_KIND,
+    SF_LIGHT,
+    SF_S,
+    SIG_GIVEWAY,
+    SIG_LIGHT,
+    SIG_STOP,
+)
+from vehicle_sim.core.traffic.lights import RED, YELLOW
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.params import VehicleParams
 
@@ -171,7 +176,7 @@ class Autopilot:
 
     def _steer(self, x: float, y: float, yaw: float, ds: float, dt: float) -> float:
         """004 eqs. 6-8: pure pursuit from the CG plus the derivative term; the look-ahead is at
-        most half the radius of the curve there, as for the traffic agents (kdriver)."""
+        most half the radius of the curve there, as for the traffic agents (agent_driver)."""
         px, py, _, k = self.route.point_ahead(ds)
         if abs(k) * ds > LOOKAHEAD_RADIUS_FRACTION:  # a tight curve ahead: a nearer point
             px, py, _, _ = self.route.point_ahead(max(LOOKAHEAD_RADIUS_FRACTION / abs(k), 1.0))
@@ -189,15 +194,15 @@ class Autopilot:
         p, net, route = self.p, self.network.net, self.route
         refs: list[tuple[float, str]] = []
         for idx, lane, start in route.lanes_ahead(p.horizon_m):
-            u_lim = max(net.lane_f[lane, L_SPEED] - p.cruise_margin_mps, 0.0)
+            u_lim = max(net.lane_f[lane, LF_SPEED] - p.cruise_margin_mps, 0.0)
             if idx == route.first:  # the current lane: its limit at the look-ahead distance
                 refs.append((ref_accel(u_lim, u, ds), "speed_limit"))
             else:
                 refs.append((self._slow(u_lim, u, start, ds), "speed_limit"))
-            k = net.lane_f[lane, L_KMAX]
-            if k > 1e-3 and start + net.lane_f[lane, L_LEN] > 0.0:  # kstep._curve_ref
+            k = net.lane_f[lane, LF_KMAX]
+            if k > 1e-3 and start + net.lane_f[lane, LF_LEN] > 0.0:  # agent_driver._curve_ref
                 u_c = math.sqrt(p.lateral_accel_mps2 / k)
-                refs.append((self._slow(u_c, u, start + net.lane_f[lane, L_SKMAX], ds), "curve"))
+                refs.append((self._slow(u_c, u, start + net.lane_f[lane, LF_SKMAX], ds), "curve"))
             refs.extend(self._signals(idx, lane, start, u, ds))
         if route.dead_end:
             end = sum(route.length(ln) for ln in route.lanes) - route.s_m
@@ -214,7 +219,7 @@ class Autopilot:
 
     def _stop(self, u: float, line_ahead_m: float, ds: float) -> float:
         """Stop the front bumper ``stop_margin_m`` before a line ``line_ahead_m`` from the CG:
-        the traffic core's creep law (kstep.stop_accel), within braking distance + d_s."""
+        the traffic core's creep law (driver_law.stop_accel), within braking distance + d_s."""
         b = self.p.comfort_decel_mps2
         d = line_ahead_m - self.half_length_m - self.p.stop_margin_m
         if d > u * u / (2.0 * b) + ds:
@@ -225,30 +230,30 @@ class Autopilot:
                  ) -> list[tuple[float, str]]:
         """References of the lights, stop and give-way signs on one lane of the route."""
         p, net, out = self.p, self.network.net, []
-        k0 = int(net.lane_i[lane, L_SIG0])
-        for k in range(k0, k0 + int(net.lane_i[lane, L_NSIG])):
-            s_sig, kind = net.sig_f[k, S_S], int(net.sig_f[k, S_KIND])
+        k0 = int(net.lane_i[lane, LI_SIG0])
+        for k in range(k0, k0 + int(net.lane_i[lane, LI_NSIG])):
+            s_sig, kind = net.sig_f[k, SF_S], int(net.sig_f[k, SF_KIND])
             ahead = start + s_sig  # CG to the line [m]
             if ahead - self.half_length_m < -PASSED_LINE_M:
                 continue
             d = ahead - self.half_length_m - p.stop_margin_m  # to the stop point
-            if kind == K_LIGHT:
-                state = self.lights.get(self.network.light_names[int(net.sig_f[k, S_LIGHT])])
+            if kind == SIG_LIGHT:
+                state = self.lights.get(self.network.light_names[int(net.sig_f[k, SF_LIGHT])])
                 if state == RED or (state == YELLOW and
                                     u * u <= 2.0 * p.yellow_stop_decel_mps2 * max(d, 0.1)):
                     out.append((self._stop(u, ahead, ds),
                                 "red_light" if state == RED else "yellow_light"))
-            elif kind == K_STOP and (idx, s_sig) not in self._cleared_stops:
+            elif kind == SIG_STOP and (idx, s_sig) not in self._cleared_stops:
                 if u < p.stop_sign_speed_mps and d < 1.0:
                     self._cleared_stops.add((idx, s_sig))
                 else:
                     out.append((self._stop(u, ahead, ds), "stop_sign"))
-            elif kind == K_GIVEWAY and d > 0.0:
+            elif kind == SIG_GIVEWAY and d > 0.0:
                 out.append((self._slow(p.give_way_speed_mps, u, d, ds), "give_way"))
         return out
 
     def _leader(self, u: float) -> tuple[float, str]:
-        """IDM reaction to the nearest agent in the route corridor ahead (kdriver._corridor)."""
+        """IDM reaction to the nearest agent in the route corridor ahead (agent_driver._corridor)."""
         p, a = self.p, self.agents
         if len(a) == 0:
             return math.inf, "leader"
@@ -275,7 +280,7 @@ class Autopilot:
             return math.inf, "leader"
         gap = along - self.half_length_m - half_lon
         k = int(np.argmin(np.where(ok, gap, np.inf)))
-        u0 = max(self.network.net.lane_f[route.lane, L_SPEED] - p.cruise_margin_mps, 0.1)
+        u0 = max(self.network.net.lane_f[route.lane, LF_SPEED] - p.cruise_margin_mps, 0.1)
         u_lead = max(0.0, a[k, 3] * cr[k])
         return idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
                    p.time_headway_s, p.min_gap_m), "leader"

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from vehicle_sim.core.traffic.kpath import eval_lane, project
-from vehicle_sim.core.traffic.network import L_LEN, L_NP, L_NSUCC, L_P0, L_SUCC0, Network
+from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, project
+from vehicle_sim.core.traffic.kernels.layout import LF_LEN, LI_NP, LI_NSUCC, LI_P0, LI_SUCC0
+from vehicle_sim.core.traffic.network import Network
 
 HEADING_WEIGHT_M = 10.0  # start-lane cost: 1 - cos(heading error) weighs like 10 m of distance
 
@@ -29,7 +30,7 @@ def nearest_lane(network: Network, x: float, y: float, yaw: float) -> tuple[int,
     net = network.net
     best, best_cost, best_d = -1, math.inf, math.inf
     for lane in range(network.n_street_lanes):
-        p0, n = net.lane_i[lane, L_P0], net.lane_i[lane, L_NP]
+        p0, n = net.lane_i[lane, LI_P0], net.lane_i[lane, LI_NP]
         pts = net.pts[p0:p0 + n]
         a, b = pts[:-1, :2], pts[1:, :2]
         ab = b - a
@@ -66,14 +67,14 @@ class Route:
         return self.lanes[0]
 
     def length(self, lane: int) -> float:
-        return float(self.network.net.lane_f[lane, L_LEN])
+        return float(self.network.net.lane_f[lane, LF_LEN])
 
     def _extend(self) -> None:
         net = self.network.net
         ahead = sum(self.length(ln) for ln in self.lanes) - self.s_m
         while ahead < self.horizon_m and not self.dead_end:
             last = self.lanes[-1]
-            k0, n = net.lane_i[last, L_SUCC0], net.lane_i[last, L_NSUCC]
+            k0, n = net.lane_i[last, LI_SUCC0], net.lane_i[last, LI_NSUCC]
             if n == 0:
                 self.dead_end = True
                 break

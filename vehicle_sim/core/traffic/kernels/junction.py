@@ -17,63 +17,59 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.traffic.agents import (
-    A_M,
-    ACTIVE,
-    B_COMF,
-    COMMIT,
-    GO,
-    GW_SPEED,
-    IGNORE_SIGNS,
-    LANE,
-    LENGTH,
-    NEXT,
+from vehicle_sim.core.traffic.kernels.lane_path import default_next
+from vehicle_sim.core.traffic.kernels.layout import (
+    AF_A_M,
+    AF_B_COMF,
+    AF_GW_SPEED,
+    AF_LENGTH,
+    AF_RED_RUN,
+    AF_S,
+    AF_S0,
+    AF_STOP_SPEED,
+    AF_TICKET,
+    AF_U,
+    AF_WAIT_T,
+    AF_X,
+    AF_Y,
+    AF_YAW,
+    AF_YELLOW_DEC,
+    AI_ACTIVE,
+    AI_COMMIT,
+    AI_GO,
+    AI_IGNORE_SIGNS,
+    AI_LANE,
+    AI_NEXT,
+    AI_UID,
+    CFG_APPROACH,
+    CFG_EGO_YIELD,
+    CFG_MAXWAIT,
+    CFG_T,
+    EGO_ON,
+    EGO_U,
+    EGO_X,
+    EGO_Y,
+    EGO_YAW,
+    LF_LEN,
+    LF_SPEED,
+    LF_TURN,
+    LI_CLOCAL,
+    LI_CNODE,
+    LI_ENODE,
+    LI_NSIG,
+    LI_SIG0,
+    NF_R,
+    NF_X,
+    NF_Y,
+    NI_C0,
+    NI_NC,
     OWNED,
-    RED_RUN,
-    S0,
-    STOP_SPEED,
-    TICKET,
-    UID,
-    WAIT_T,
-    YAW,
-    YELLOW_DEC,
-    S,
-    U,
-    X,
-    Y,
-)
-from vehicle_sim.core.traffic.kindex import (
-    C_APPROACH,
-    C_EGO_YIELD,
-    C_MAXWAIT,
-    C_T,
-    E_ON,
-    E_U,
-    E_X,
-    E_Y,
-    E_YAW,
-)
-from vehicle_sim.core.traffic.kpath import default_next
-from vehicle_sim.core.traffic.network import (
-    K_GIVEWAY,
-    K_LIGHT,
-    K_STOP,
-    L_CLOCAL,
-    L_CNODE,
-    L_ENODE,
-    L_LEN,
-    L_NSIG,
-    L_SIG0,
-    L_SPEED,
-    L_TURN,
-    N_C0,
-    N_NC,
-    N_R,
-    N_X,
-    N_Y,
-    S_KIND,
-    S_LIGHT,
-    S_S,
+    SF_KIND,
+    SF_LIGHT,
+    SF_S,
+    SIG_GIVEWAY,
+    SIG_LIGHT,
+    SIG_STOP,
 )
 
 NONE, INSIDE, COMMITTED, READY, WAITING = 0, 1, 2, 3, 4
@@ -86,82 +82,83 @@ CRITICAL_GAP_S = 6.5  # HCM 2010 ex. 19-10: base critical headway, through movem
 @njit(cache=True)
 def end_control(net, lights, lane):
     """(kind, light state, stop-line s) of the sign or light governing a lane's end."""
-    kind, state, s_line = -1, GREEN, net.lane_f[lane, L_LEN]
-    for k in range(net.lane_i[lane, L_SIG0], net.lane_i[lane, L_SIG0] + net.lane_i[lane, L_NSIG]):
-        kk = int(net.sig_f[k, S_KIND])
-        if kk == K_LIGHT or kk == K_STOP or kk == K_GIVEWAY:
-            kind, s_line = kk, net.sig_f[k, S_S]
-            if kk == K_LIGHT:
-                state = lights[int(net.sig_f[k, S_LIGHT])]
+    kind, state, s_line = -1, GREEN, net.lane_f[lane, LF_LEN]
+    k0 = net.lane_i[lane, LI_SIG0]
+    for k in range(k0, k0 + net.lane_i[lane, LI_NSIG]):
+        kk = int(net.sig_f[k, SF_KIND])
+        if kk == SIG_LIGHT or kk == SIG_STOP or kk == SIG_GIVEWAY:
+            kind, s_line = kk, net.sig_f[k, SF_S]
+            if kk == SIG_LIGHT:
+                state = lights[int(net.sig_f[k, SF_LIGHT])]
                 if state == DARK:
-                    kind = K_GIVEWAY  # lights outside the simulated set act as give way
+                    kind = SIG_GIVEWAY  # lights outside the simulated set act as give way
     return kind, state, s_line
 
 
 @njit(cache=True)
 def classify(net, af, ai, lights, order, start, end, rank, ego, cfg, i, node_busy):
     """Role, node, connector, sign rank and stop position (s on lane) of agent i."""
-    ln = ai[LANE, i]
-    cnode = net.lane_i[ln, L_CNODE]
+    ln = ai[AI_LANE, i]
+    cnode = net.lane_i[ln, LI_CNODE]
     if cnode >= 0:
         return INSIDE, cnode, ln, 0, -1.0
-    node = net.lane_i[ln, L_ENODE]
-    if node < 0 or ai[NEXT, i] < 0 or end[ln] == 0 or order[end[ln] - 1] != i:
+    node = net.lane_i[ln, LI_ENODE]
+    if node < 0 or ai[AI_NEXT, i] < 0 or end[ln] == 0 or order[end[ln] - 1] != i:
         return NONE, -1, -1, 0, -1.0
-    u = af[U, i]
-    d_end = net.lane_f[ln, L_LEN] - af[S, i] - 0.5 * af[LENGTH, i]
-    if d_end > max(cfg[C_APPROACH], u * u / 3.0 + u + 5.0):
+    u = af[AF_U, i]
+    d_end = net.lane_f[ln, LF_LEN] - af[AF_S, i] - 0.5 * af[AF_LENGTH, i]
+    if d_end > max(cfg[CFG_APPROACH], u * u / 3.0 + u + 5.0):
         return NONE, -1, -1, 0, -1.0
     kind, state, s_line = end_control(net, lights, ln)
-    d_line = s_line - af[S, i] - 0.5 * af[LENGTH, i]
-    stop_s = net.lane_f[ln, L_LEN]
-    sign_rank = 0 if kind < 0 or kind == K_LIGHT else 1
+    d_line = s_line - af[AF_S, i] - 0.5 * af[AF_LENGTH, i]
+    stop_s = net.lane_f[ln, LF_LEN]
+    sign_rank = 0 if kind < 0 or kind == SIG_LIGHT else 1
     allowed = True
-    if kind == K_LIGHT:
+    if kind == SIG_LIGHT:
         if state == GREEN:
-            ai[GO, i] = -1
+            ai[AI_GO, i] = -1
         else:
-            if ai[GO, i] < 0:  # 004 6.3.3: decide once per yellow / red
+            if ai[AI_GO, i] < 0:  # 004 6.3.3: decide once per yellow / red
                 need = u * u / (2.0 * max(d_line, 0.1))
-                go = need > af[YELLOW_DEC, i] if state == YELLOW else d_line < af[RED_RUN, i]
-                ai[GO, i] = 1 if go or d_line < 0.0 else 0
-            allowed = ai[GO, i] == 1
+                go = need > af[AF_YELLOW_DEC, i] if state == YELLOW else d_line < af[AF_RED_RUN, i]
+                ai[AI_GO, i] = 1 if go or d_line < 0.0 else 0
+            allowed = ai[AI_GO, i] == 1
             stop_s = s_line
-    elif kind == K_STOP or kind == K_GIVEWAY:
-        v_line = af[STOP_SPEED, i] if kind == K_STOP else af[GW_SPEED, i]
-        clear = ai[IGNORE_SIGNS, i] == 1 and node_busy[node] <= 1
+    elif kind == SIG_STOP or kind == SIG_GIVEWAY:
+        v_line = af[AF_STOP_SPEED, i] if kind == SIG_STOP else af[AF_GW_SPEED, i]
+        clear = ai[AI_IGNORE_SIGNS, i] == 1 and node_busy[node] <= 1
         allowed = clear or (d_line < LINE_ZONE_M and u <= v_line + 0.05)
-    if ai[COMMIT, i] == 1 and not (kind == K_LIGHT and state != GREEN and ai[GO, i] == 0):
-        return COMMITTED, node, ai[NEXT, i], sign_rank, stop_s
-    ai[COMMIT, i] = 0
-    if not allowed or d_end > u * u / (2.0 * af[B_COMF, i] + 1e-9) + u + 5.0:
-        return WAITING, node, ai[NEXT, i], sign_rank, stop_s
-    if af[TICKET, i] < 0.0:
-        af[TICKET, i] = cfg[C_T]
+    if ai[AI_COMMIT, i] == 1 and not (kind == SIG_LIGHT and state != GREEN and ai[AI_GO, i] == 0):
+        return COMMITTED, node, ai[AI_NEXT, i], sign_rank, stop_s
+    ai[AI_COMMIT, i] = 0
+    if not allowed or d_end > u * u / (2.0 * af[AF_B_COMF, i] + 1e-9) + u + 5.0:
+        return WAITING, node, ai[AI_NEXT, i], sign_rank, stop_s
+    if af[AF_TICKET, i] < 0.0:
+        af[AF_TICKET, i] = cfg[CFG_T]
     if not _exit_free(net, af, ai, order, start, end, i) or _ego_blocks(net, ego, cfg, node):
-        return WAITING, node, ai[NEXT, i], sign_rank, stop_s
-    return READY, node, ai[NEXT, i], sign_rank, stop_s
+        return WAITING, node, ai[AI_NEXT, i], sign_rank, stop_s
+    return READY, node, ai[AI_NEXT, i], sign_rank, stop_s
 
 
 @njit(cache=True)
 def _exit_free(net, af, ai, order, start, end, i):
-    out = default_next(net.lane_i, net.succ, ai[NEXT, i])
+    out = default_next(net.lane_i, net.succ, ai[AI_NEXT, i])
     if out < 0 or end[out] == start[out]:
         return True
     j = order[start[out]]
-    return af[S, j] - 0.5 * af[LENGTH, j] > af[LENGTH, i] + af[S0, i]
+    return af[AF_S, j] - 0.5 * af[AF_LENGTH, j] > af[AF_LENGTH, i] + af[AF_S0, i]
 
 
 @njit(cache=True)
 def _ego_blocks(net, ego, cfg, node):
-    if ego[E_ON] < 0.5:
+    if ego[EGO_ON] < 0.5:
         return False
-    dx, dy = net.node_f[node, N_X] - ego[E_X], net.node_f[node, N_Y] - ego[E_Y]
+    dx, dy = net.node_f[node, NF_X] - ego[EGO_X], net.node_f[node, NF_Y] - ego[EGO_Y]
     d = math.hypot(dx, dy)
-    if d < net.node_f[node, N_R]:
+    if d < net.node_f[node, NF_R]:
         return True
-    towards = dx * math.cos(ego[E_YAW]) + dy * math.sin(ego[E_YAW]) > 0.0
-    return towards and d - net.node_f[node, N_R] < ego[E_U] * cfg[C_EGO_YIELD]
+    towards = dx * math.cos(ego[EGO_YAW]) + dy * math.sin(ego[EGO_YAW]) > 0.0
+    return towards and d - net.node_f[node, NF_R] < ego[EGO_U] * cfg[CFG_EGO_YIELD]
 
 
 @njit(cache=True)
@@ -181,9 +178,9 @@ def conflict_out(net, node, ca, cb):
     """Arc length on connector ca past which it no longer conflicts with cb; -1: no conflict."""
     if ca < 0 or cb < 0:
         return -1.0
-    n = net.node_i[node, N_NC]
-    a, b = net.lane_i[ca, L_CLOCAL], net.lane_i[cb, L_CLOCAL]
-    return net.conf[net.node_i[node, N_C0] + a * n + b]
+    n = net.node_i[node, NI_NC]
+    a, b = net.lane_i[ca, LI_CLOCAL], net.lane_i[cb, LI_CLOCAL]
+    return net.conf[net.node_i[node, NI_C0] + a * n + b]
 
 
 @njit(cache=True)
@@ -191,18 +188,18 @@ def wins(net, af, ai, cfg, i, j, rank_i, rank_j, stop_i, stop_j, ci, cj):
     """True if i has priority over j (antisymmetric by construction)."""
     if rank_i != rank_j:
         return rank_i < rank_j
-    long_wait = af[WAIT_T, i] > cfg[C_MAXWAIT] and af[WAIT_T, j] > cfg[C_MAXWAIT]
+    long_wait = af[AF_WAIT_T, i] > cfg[CFG_MAXWAIT] and af[AF_WAIT_T, j] > cfg[CFG_MAXWAIT]
     if not (long_wait or (stop_i and stop_j)):
-        th_i = _vis_angle(af[X, i], af[Y, i], af[YAW, i], af[X, j], af[Y, j])
-        th_j = _vis_angle(af[X, j], af[Y, j], af[YAW, j], af[X, i], af[Y, i])
+        th_i = _vis_angle(af[AF_X, i], af[AF_Y, i], af[AF_YAW, i], af[AF_X, j], af[AF_Y, j])
+        th_j = _vis_angle(af[AF_X, j], af[AF_Y, j], af[AF_YAW, j], af[AF_X, i], af[AF_Y, i])
         if abs(th_i - th_j) > VIS_TOL_RAD:
             return th_i > th_j  # the one with the greater visibility (smaller angle) stops
-        left_i, left_j = net.lane_f[ci, L_TURN] > 0.5, net.lane_f[cj, L_TURN] > 0.5
+        left_i, left_j = net.lane_f[ci, LF_TURN] > 0.5, net.lane_f[cj, LF_TURN] > 0.5
         if left_i != left_j:
             return left_j
-    if af[TICKET, i] != af[TICKET, j]:
-        return af[TICKET, i] < af[TICKET, j]
-    return ai[UID, i] < ai[UID, j]
+    if af[AF_TICKET, i] != af[AF_TICKET, j]:
+        return af[AF_TICKET, i] < af[AF_TICKET, j]
+    return ai[AI_UID, i] < ai[AI_UID, j]
 
 
 @njit(cache=True)
@@ -225,18 +222,18 @@ def junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg)
     busy = np.zeros(n_nodes + 1, np.int64)
     for k in range(order.shape[0]):  # approaching or inside, for "junction empty" tests
         i = order[k]
-        ln = ai[LANE, i]
-        nd = net.lane_i[ln, L_CNODE] if net.lane_i[ln, L_CNODE] >= 0 else net.lane_i[ln, L_ENODE]
-        if nd >= 0 and (net.lane_i[ln, L_CNODE] >= 0 or
-                        net.lane_f[ln, L_LEN] - af[S, i] < cfg[C_APPROACH]):
+        ln = ai[AI_LANE, i]
+        nd = net.lane_i[ln, LI_CNODE] if net.lane_i[ln, LI_CNODE] >= 0 else net.lane_i[ln, LI_ENODE]
+        if nd >= 0 and (net.lane_i[ln, LI_CNODE] >= 0 or
+                        net.lane_f[ln, LF_LEN] - af[AF_S, i] < cfg[CFG_APPROACH]):
             busy[nd] += 1
     for k in range(order.shape[0]):
         i = order[k]
         r, nd, c, sr, ss = classify(net, af, ai, lights, order, start, end, rank, ego, cfg, i, busy)
         role[i], node_of[i], conn[i], srank[i], stop_s[i] = r, nd, c, sr, ss
         if r >= COMMITTED:
-            kind, _, _ = end_control(net, lights, ai[LANE, i])
-            is_stop[i] = kind == K_STOP
+            kind, _, _ = end_control(net, lights, ai[AI_LANE, i])
+            is_stop[i] = kind == SIG_STOP
     counts = np.zeros(n_nodes + 1, np.int64)
     for i in range(cap):
         if node_of[i] >= 0:
@@ -250,7 +247,7 @@ def junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg)
             members[fill[node_of[i]]] = i
             fill[node_of[i]] += 1
     for i in range(cap):
-        if role[i] != READY or ai[ACTIVE, i] != OWNED:
+        if role[i] != READY or ai[AI_ACTIVE, i] != OWNED:
             continue
         nd, ok = node_of[i], True
         for k in range(counts[nd], counts[nd + 1]):
@@ -258,10 +255,10 @@ def junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg)
             if j == i or conflict_out(net, nd, conn[i], conn[j]) < 0.0:
                 continue
             if role[j] == INSIDE:
-                ok = af[S, j] - 0.5 * af[LENGTH, j] > conflict_out(net, nd, conn[j], conn[i])
+                ok = af[AF_S, j] - 0.5 * af[AF_LENGTH, j] > conflict_out(net, nd, conn[j], conn[i])
             elif role[j] == COMMITTED:
-                d_j = net.lane_f[ai[LANE, j], L_LEN] - af[S, j] - 0.5 * af[LENGTH, j]
-                ok = eta(d_j, af[U, j], af[A_M, j], net.lane_f[ai[LANE, j], L_SPEED]) > \
+                d_j = net.lane_f[ai[AI_LANE, j], LF_LEN] - af[AF_S, j] - 0.5 * af[AF_LENGTH, j]
+                ok = eta(d_j, af[AF_U, j], af[AF_A_M, j], net.lane_f[ai[AI_LANE, j], LF_SPEED]) > \
                     CRITICAL_GAP_S
             elif role[j] == READY:
                 ok = wins(net, af, ai, cfg, i, j, srank[i], srank[j], is_stop[i], is_stop[j],
@@ -269,5 +266,5 @@ def junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg)
             if not ok:
                 break
         if ok:
-            ai[COMMIT, i] = 1
+            ai[AI_COMMIT, i] = 1
     return role, stop_s

@@ -13,35 +13,37 @@ import math
 
 from numba import njit
 
-from vehicle_sim.core.traffic import kdriver as kd
-from vehicle_sim.core.traffic.agents import (
-    A_M,
-    B_COMF,
-    HOPS,
-    LANE,
-    LAT_OFF,
-    LENGTH,
-    NEXT,
-    S0,
-    T_HW,
-    UID,
-    V_FACTOR,
-    S,
-    U,
-    X,
-    Y,
-)
-from vehicle_sim.core.traffic.kindex import C_APPROACH, C_BSAFE, C_LC_THR, C_SEED, hash_uniform
-from vehicle_sim.core.traffic.kpath import project
-from vehicle_sim.core.traffic.network import (
-    L_BUS,
-    L_CNODE,
-    L_LEFT,
-    L_LEN,
-    L_NSUCC,
-    L_RIGHT,
-    L_SPEED,
-    L_SUCC0,
+from vehicle_sim.core.traffic.kernels.agent_driver import agent_idm
+from vehicle_sim.core.traffic.kernels.exits import hash_uniform
+from vehicle_sim.core.traffic.kernels.lane_path import project
+from vehicle_sim.core.traffic.kernels.layout import (
+    AF_A_M,
+    AF_B_COMF,
+    AF_LAT_OFF,
+    AF_LENGTH,
+    AF_S,
+    AF_S0,
+    AF_T_HW,
+    AF_U,
+    AF_V_FACTOR,
+    AF_X,
+    AF_Y,
+    AI_HOPS,
+    AI_LANE,
+    AI_NEXT,
+    AI_UID,
+    CFG_APPROACH,
+    CFG_BSAFE,
+    CFG_LC_THR,
+    CFG_SEED,
+    LF_LEN,
+    LF_SPEED,
+    LI_BUS,
+    LI_CNODE,
+    LI_LEFT,
+    LI_NSUCC,
+    LI_RIGHT,
+    LI_SUCC0,
 )
 
 LC_END_MARGIN_M = 20.0  # beyond the approach zone: no lane change this close to a junction
@@ -51,9 +53,9 @@ LC_START_MARGIN_M = 15.0  # nor just after leaving one
 @njit(cache=True)
 def s_star(af, j, u_lead):
     """IDM desired gap [m] of agent j behind a leader at u_lead (Treiber 2000)."""
-    u = af[U, j]
-    return af[S0, j] + max(0.0, u * af[T_HW, j] + u * (u - u_lead) /
-                           (2.0 * math.sqrt(af[A_M, j] * af[B_COMF, j])))
+    u = af[AF_U, j]
+    return af[AF_S0, j] + max(0.0, u * af[AF_T_HW, j] + u * (u - u_lead) /
+                           (2.0 * math.sqrt(af[AF_A_M, j] * af[AF_B_COMF, j])))
 
 
 @njit(cache=True)
@@ -62,7 +64,7 @@ def neighbours(af, order, start, end, lane, s):
     lo, hi = start[lane], end[lane]
     while lo < hi:  # first position with s_j > s
         mid = (lo + hi) // 2
-        if af[S, order[mid]] <= s:
+        if af[AF_S, order[mid]] <= s:
             lo = mid + 1
         else:
             hi = mid
@@ -78,40 +80,40 @@ def try_change(net, af, ai, order, start, end, cfg, i, a_old, touched):
     ``touched[lane]`` marks lanes changed from or into this step: the sorted neighbour lists
     are stale there, so no second change involves them in the same step.
     """
-    ln = ai[LANE, i]
-    if net.lane_i[ln, L_CNODE] >= 0 or abs(af[LAT_OFF, i]) > 0.2 or touched[ln]:
+    ln = ai[AI_LANE, i]
+    if net.lane_i[ln, LI_CNODE] >= 0 or abs(af[AF_LAT_OFF, i]) > 0.2 or touched[ln]:
         return False
-    if af[S, i] < LC_START_MARGIN_M:
+    if af[AF_S, i] < LC_START_MARGIN_M:
         return False
-    if net.lane_f[ln, L_LEN] - af[S, i] < cfg[C_APPROACH] + LC_END_MARGIN_M:
+    if net.lane_f[ln, LF_LEN] - af[AF_S, i] < cfg[CFG_APPROACH] + LC_END_MARGIN_M:
         return False
-    u_des = af[V_FACTOR, i] * net.lane_f[ln, L_SPEED]
-    if a_old > kd.agent_idm(af, i, u_des, 1e9, 0.0) - cfg[C_LC_THR]:
+    u_des = af[AF_V_FACTOR, i] * net.lane_f[ln, LF_SPEED]
+    if a_old > agent_idm(af, i, u_des, 1e9, 0.0) - cfg[CFG_LC_THR]:
         return False  # not held back by a leader
-    for side in (L_LEFT, L_RIGHT):
+    for side in (LI_LEFT, LI_RIGHT):
         tgt = net.lane_i[ln, side]
-        if tgt < 0 or net.lane_i[tgt, L_BUS] == 1 or touched[tgt]:
+        if tgt < 0 or net.lane_i[tgt, LI_BUS] == 1 or touched[tgt]:
             continue
-        s = af[S, i] * net.lane_f[tgt, L_LEN] / net.lane_f[ln, L_LEN]
+        s = af[AF_S, i] * net.lane_f[tgt, LF_LEN] / net.lane_f[ln, LF_LEN]
         foll, lead = neighbours(af, order, start, end, tgt, s)
-        a_new = kd.agent_idm(af, i, u_des, 1e9, 0.0)
+        a_new = agent_idm(af, i, u_des, 1e9, 0.0)
         if lead >= 0:
-            gap = af[S, lead] - s - 0.5 * (af[LENGTH, i] + af[LENGTH, lead])
-            if gap < s_star(af, i, af[U, lead]):
+            gap = af[AF_S, lead] - s - 0.5 * (af[AF_LENGTH, i] + af[AF_LENGTH, lead])
+            if gap < s_star(af, i, af[AF_U, lead]):
                 continue
-            a_new = kd.agent_idm(af, i, u_des, gap, af[U, lead])
+            a_new = agent_idm(af, i, u_des, gap, af[AF_U, lead])
         if foll >= 0:
-            gap = s - af[S, foll] - 0.5 * (af[LENGTH, i] + af[LENGTH, foll])
-            u0f = af[V_FACTOR, foll] * net.lane_f[tgt, L_SPEED]
-            if gap < s_star(af, foll, af[U, i]) or \
-                    kd.agent_idm(af, foll, u0f, gap, af[U, i]) < -cfg[C_BSAFE]:
+            gap = s - af[AF_S, foll] - 0.5 * (af[AF_LENGTH, i] + af[AF_LENGTH, foll])
+            u0f = af[AF_V_FACTOR, foll] * net.lane_f[tgt, LF_SPEED]
+            if gap < s_star(af, foll, af[AF_U, i]) or \
+                    agent_idm(af, foll, u0f, gap, af[AF_U, i]) < -cfg[CFG_BSAFE]:
                 continue
-        if a_new - a_old <= cfg[C_LC_THR]:
+        if a_new - a_old <= cfg[CFG_LC_THR]:
             continue
-        s_new, lat = project(net.pts, net.lane_i, tgt, s, af[X, i], af[Y, i])
-        ai[LANE, i], af[S, i], af[LAT_OFF, i] = tgt, s_new, lat
-        ai[NEXT, i] = _exit(net, tgt, hash_uniform(int(cfg[C_SEED]), ai[UID, i], ai[HOPS, i]))
-        ai[HOPS, i] += 1
+        s_new, lat = project(net.pts, net.lane_i, tgt, s, af[AF_X, i], af[AF_Y, i])
+        ai[AI_LANE, i], af[AF_S, i], af[AF_LAT_OFF, i] = tgt, s_new, lat
+        ai[AI_NEXT, i] = _exit(net, tgt, hash_uniform(int(cfg[CFG_SEED]), ai[AI_UID, i], ai[AI_HOPS, i]))
+        ai[AI_HOPS, i] += 1
         touched[ln], touched[tgt] = True, True
         return True
     return False
@@ -120,7 +122,7 @@ def try_change(net, af, ai, order, start, end, cfg, i, a_old, touched):
 @njit(cache=True)
 def _exit(net, lane, x):
     """Successor bracketing x in the cumulative exit probabilities (as kstep.choose_exit)."""
-    k0, n = net.lane_i[lane, L_SUCC0], net.lane_i[lane, L_NSUCC]
+    k0, n = net.lane_i[lane, LI_SUCC0], net.lane_i[lane, LI_NSUCC]
     for k in range(k0, k0 + n):
         if x < net.succ_cum[k]:
             return net.succ[k]

@@ -1,0 +1,208 @@
+"""Driver model of paper 004 sec. 6 for traffic agents (numba): the references of one agent
+(its lane, curves, leaders, junctions, signs, crossings) and its steering, from the scalar laws of
+driver_law.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from vehicle_sim.core.traffic.kernels import junction as jn
+from vehicle_sim.core.traffic.kernels.driver_law import (
+    LOOKAHEAD_RADIUS_FRACTION,
+    ONCOMING_COS,
+    idm,
+    ref_accel,
+    stop_accel,
+)
+from vehicle_sim.core.traffic.kernels.lane_path import default_next, eval_route
+from vehicle_sim.core.traffic.kernels.layout import (
+    AF_A_LAT,
+    AF_A_M,
+    AF_B_COMF,
+    AF_CD_STEER,
+    AF_CROSS_FACTOR,
+    AF_D0,
+    AF_DELTA_P_PREV,
+    AF_GW_SPEED,
+    AF_LENGTH,
+    AF_S,
+    AF_S0,
+    AF_STOP_SPEED,
+    AF_T_HW,
+    AF_TS,
+    AF_U,
+    AF_V_FACTOR,
+    AF_WIDTH,
+    AF_X,
+    AF_Y,
+    AF_YAW,
+    AI_COMMIT,
+    AI_IGNORE_SIGNS,
+    AI_LANE,
+    AI_NEXT,
+    CFG_CELL,
+    CFG_DT,
+    CFG_GX0,
+    CFG_GY0,
+    CFG_NCX,
+    CFG_NCY,
+    EGO_LEN,
+    EGO_ON,
+    EGO_U,
+    EGO_WID,
+    EGO_X,
+    EGO_Y,
+    EGO_YAW,
+    LF_KMAX,
+    LF_LEN,
+    LF_SKMAX,
+    LF_SPEED,
+    LI_NSIG,
+    LI_SIG0,
+    SF_KIND,
+    SF_S,
+    SIG_CROSSING,
+    SIG_GIVEWAY,
+    SIG_STOP,
+)
+
+CONE_RANGE_M = 40.0  # short-range obstacle check (junction interiors, sibling connectors)
+CONE_MARGIN_M = 0.4  # lateral margin added to the half widths
+EGO_RANGE_M = 80.0
+LEADER_RANGE_M = 150.0
+
+
+@njit(cache=True)
+def drive_accel(net, af, ai, lights, order, start, end, rank, cells, items, cfg, ego, role,
+                stop_s, i):
+    """Most restrictive reference acceleration a_r [m/s^2] of agent i (004 sec. 6.2)."""
+    ln, u, s, half = ai[AI_LANE, i], af[AF_U, i], af[AF_S, i], 0.5 * af[AF_LENGTH, i]
+    u_des = af[AF_V_FACTOR, i] * net.lane_f[ln, LF_SPEED]
+    a = ref_accel(u_des, u, af[AF_TS, i] * u + af[AF_D0, i])
+    a = min(a, _curve_ref(net, af, ai, i, u))
+    gap, u_l = lane_leader(net, af, ai, order, start, end, rank, i)
+    if gap < 1e8:
+        a = min(a, agent_idm(af, i, u_des, gap, u_l))
+    a = min(a, cone_accel(af, ai, i, u_des, cells, items, cfg, ego))
+    if (role[i] == jn.WAITING or role[i] == jn.READY) and ai[AI_COMMIT, i] == 0:
+        a = min(a, stop_accel(u, stop_s[i] - s - half - 0.3, cfg[CFG_DT], af[AF_B_COMF, i]))
+        kind, _, s_line = jn.end_control(net, lights, ln)
+        if kind == SIG_STOP or kind == SIG_GIVEWAY:
+            v_line = af[AF_STOP_SPEED, i] if kind == SIG_STOP else af[AF_GW_SPEED, i]
+            if ai[AI_IGNORE_SIGNS, i] == 0 or u < v_line:
+                a = min(a, ref_accel(v_line, u, s_line - s - half - 1.5))
+    if ai[AI_NEXT, i] < 0:
+        a = min(a, stop_accel(u, net.lane_f[ln, LF_LEN] - s - half, cfg[CFG_DT], af[AF_B_COMF, i]))
+    if af[AF_CROSS_FACTOR, i] < 0.99:
+        for k in range(net.lane_i[ln, LI_SIG0], net.lane_i[ln, LI_SIG0] + net.lane_i[ln, LI_NSIG]):
+            d = net.sig_f[k, SF_S] - s - half
+            if int(net.sig_f[k, SF_KIND]) == SIG_CROSSING and 0.0 < d < 50.0:
+                a = min(a, ref_accel(af[AF_CROSS_FACTOR, i] * u_des, u, d))
+    return a
+
+
+@njit(cache=True)
+def _curve_ref(net, af, ai, i, u):
+    a, ln, s = 1e9, ai[AI_LANE, i], af[AF_S, i]
+    dist = -s
+    for _ in range(2):
+        if ln < 0:
+            break
+        k = net.lane_f[ln, LF_KMAX]
+        if k > 1e-3:
+            u_c = math.sqrt(af[AF_A_LAT, i] / k)
+            if u > u_c:
+                a = min(a, ref_accel(u_c, u, dist + net.lane_f[ln, LF_SKMAX]))
+        dist += net.lane_f[ln, LF_LEN]
+        ln = ai[AI_NEXT, i] if ln == ai[AI_LANE, i] else -1
+    return a
+
+
+@njit(cache=True)
+def steering(net, af, ai, i, dt, wheelbase, max_steer):
+    """(delta, delta_P) of 004 eqs. 6-8 for agent i along lane -> next."""
+    u = af[AF_U, i]
+    ds = af[AF_TS, i] * u + af[AF_D0, i]
+    px, py, _, k = eval_route(net.pts, net.lane_f, net.lane_i, net.succ, ai[AI_LANE, i],
+                              ai[AI_NEXT, i], af[AF_S, i] + ds)
+    if abs(k) * ds > LOOKAHEAD_RADIUS_FRACTION:  # a tight curve ahead: pursue a nearer point
+        ds = max(LOOKAHEAD_RADIUS_FRACTION / abs(k), 1.0)
+        px, py, _, _ = eval_route(net.pts, net.lane_f, net.lane_i, net.succ, ai[AI_LANE, i],
+                                  ai[AI_NEXT, i], af[AF_S, i] + ds)
+    c, s = math.cos(af[AF_YAW, i]), math.sin(af[AF_YAW, i])
+    dx, dy = px - af[AF_X, i], py - af[AF_Y, i]
+    bx, by = c * dx + s * dy, -s * dx + c * dy
+    kappa = 2.0 * by / max(bx * bx + by * by, 1e-6)
+    delta_p = math.atan(wheelbase * kappa)
+    delta = delta_p + af[AF_CD_STEER, i] * (delta_p - af[AF_DELTA_P_PREV, i]) / dt
+    return min(max(delta, -max_steer), max_steer), delta_p
+
+
+@njit(cache=True)
+def agent_idm(af, i, u0, gap, u_lead):
+    """IDM with agent i's own parameters."""
+    u = af[AF_U, i]
+    return idm(u, u0, gap, u - u_lead, af[AF_A_M, i], af[AF_B_COMF, i], af[AF_T_HW, i],
+               af[AF_S0, i])
+
+
+@njit(cache=True)
+def lane_leader(net, af, ai, order, start, end, rank, i):
+    """(gap [m], leader speed) of the nearest agent ahead along lane -> next -> successor."""
+    ln, k = ai[AI_LANE, i], rank[i]
+    if k + 1 < end[ln]:
+        j = order[k + 1]
+        return af[AF_S, j] - af[AF_S, i] - 0.5 * (af[AF_LENGTH, i] + af[AF_LENGTH, j]), af[AF_U, j]
+    dist = net.lane_f[ln, LF_LEN] - af[AF_S, i]
+    nxt = ai[AI_NEXT, i]
+    while nxt >= 0 and dist < LEADER_RANGE_M:
+        if end[nxt] > start[nxt]:
+            j = order[start[nxt]]
+            return dist + af[AF_S, j] - 0.5 * (af[AF_LENGTH, i] + af[AF_LENGTH, j]), af[AF_U, j]
+        dist += net.lane_f[nxt, LF_LEN]
+        nxt = default_next(net.lane_i, net.succ, nxt)
+    return 1e9, 0.0
+
+
+@njit(cache=True)
+def cone_accel(af, ai, i, u0, cells, items, cfg, ego):
+    """Most restrictive IDM acceleration over agents (and the ego) ahead in i's corridor."""
+    best = 1e9
+    c, s = math.cos(af[AF_YAW, i]), math.sin(af[AF_YAW, i])
+    ncx, ncy = int(cfg[CFG_NCX]), int(cfg[CFG_NCY])
+    cx = int((af[AF_X, i] - cfg[CFG_GX0]) / cfg[CFG_CELL])
+    cy = int((af[AF_Y, i] - cfg[CFG_GY0]) / cfg[CFG_CELL])
+    for gy in range(max(cy - 1, 0), min(cy + 2, ncy)):
+        for gx in range(max(cx - 1, 0), min(cx + 2, ncx)):
+            cell = gy * ncx + gx
+            for k in range(cells[cell], cells[cell + 1]):
+                j = items[k]
+                if j == i:
+                    continue
+                a = _corridor(af[AF_X, i], af[AF_Y, i], c, s, af[AF_LENGTH, i], af[AF_WIDTH, i], af[AF_X, j],
+                              af[AF_Y, j], af[AF_YAW, j], af[AF_U, j], af[AF_LENGTH, j], af[AF_WIDTH, j],
+                              CONE_RANGE_M, af, i, u0)
+                best = min(best, a)
+    if ego[EGO_ON] > 0.5:
+        a = _corridor(af[AF_X, i], af[AF_Y, i], c, s, af[AF_LENGTH, i], af[AF_WIDTH, i], ego[EGO_X], ego[EGO_Y],
+                      ego[EGO_YAW], ego[EGO_U], ego[EGO_LEN], ego[EGO_WID], EGO_RANGE_M, af, i, u0)
+        best = min(best, a)
+    return best
+
+
+@njit(cache=True)
+def _corridor(xi, yi, c, s, li, wi, xj, yj, yawj, uj, lj, wj, rng, af, i, u0):
+    """IDM reaction to one object if its footprint (projected on i's axes) is in i's corridor."""
+    dx, dy = xj - xi, yj - yi
+    bx, by = c * dx + s * dy, -s * dx + c * dy
+    cr = c * math.cos(yawj) + s * math.sin(yawj)  # cos of the relative heading
+    if cr < ONCOMING_COS:
+        return 1e9  # oncoming traffic keeps to its own lanes (turns cross them at junctions)
+    sr = math.sqrt(max(0.0, 1.0 - cr * cr))
+    half_lat = 0.5 * (lj * sr + wj * abs(cr))
+    half_lon = 0.5 * (lj * abs(cr) + wj * sr)
+    if bx <= 0.0 or bx > rng or abs(by) > 0.5 * wi + half_lat + CONE_MARGIN_M:
+        return 1e9
+    return agent_idm(af, i, u0, bx - 0.5 * li - half_lon, max(0.0, uj * cr))
