@@ -76,8 +76,8 @@ def test_visibility_rule_the_driver_who_sees_the_other_concedes():
     assert th_j < th_i  # j (farther) has i more in view: j must concede
     ci, cj = ai[lay.AI_NEXT, i], ai[lay.AI_NEXT, j]
     args = (net, af, ai, sim.cfg)
-    assert kj.wins(*args, i, j, 0, 0, False, False, ci, cj)
-    assert not kj.wins(*args, j, i, 0, 0, False, False, cj, ci)
+    assert kj.wins(*args, i, j, (0, False, ci), (0, False, cj))
+    assert not kj.wins(*args, j, i, (0, False, cj), (0, False, ci))
 
 
 def test_single_track_steady_turn_matches_neutral_steer():

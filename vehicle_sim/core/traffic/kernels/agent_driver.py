@@ -75,17 +75,19 @@ LEADER_RANGE_M = 150.0
 
 
 @njit(cache=True)
-def drive_accel(net, af, ai, lights, order, start, end, rank, cells, items, cfg, ego, role,
-                stop_s, i):
-    """Most restrictive reference acceleration a_r [m/s^2] of agent i (004 sec. 6.2)."""
+def drive_accel(sc, af, ai, nb, role, stop_s, i):
+    """Most restrictive reference acceleration a_r [m/s^2] of agent i (004 sec. 6.2); ``sc`` the
+    step's Scene, ``nb`` its Neighbours, ``role`` / ``stop_s`` the junction roles and stop
+    positions (junction.junction_permissions)."""
+    net, lights, cfg = sc.net, sc.lights, sc.cfg
     ln, u, s, half = ai[AI_LANE, i], af[AF_U, i], af[AF_S, i], 0.5 * af[AF_LENGTH, i]
     u_des = af[AF_V_FACTOR, i] * net.lane_f[ln, LF_SPEED]
     a = ref_accel(u_des, u, af[AF_TS, i] * u + af[AF_D0, i])
     a = min(a, _curve_ref(net, af, ai, i, u))
-    gap, u_l = lane_leader(net, af, ai, order, start, end, rank, i)
+    gap, u_l = lane_leader(net, af, ai, nb, i)
     if gap < 1e8:
         a = min(a, agent_idm(af, i, u_des, gap, u_l))
-    a = min(a, cone_accel(af, ai, i, u_des, cells, items, cfg, ego))
+    a = min(a, cone_accel(af, ai, i, u_des, nb, cfg, sc.ego))
     if (role[i] == jn.WAITING or role[i] == jn.READY) and ai[AI_COMMIT, i] == 0:
         a = min(a, stop_accel(u, stop_s[i] - s - half - 0.3, cfg[CFG_DT], af[AF_B_COMF, i]))
         kind, _, s_line = jn.end_control(net, lights, ln)
@@ -149,9 +151,10 @@ def agent_idm(af, i, u0, gap, u_lead):
 
 
 @njit(cache=True)
-def lane_leader(net, af, ai, order, start, end, rank, i):
+def lane_leader(net, af, ai, nb, i):
     """(gap [m], leader speed) of the nearest agent ahead along lane -> next -> successor."""
-    ln, k = ai[AI_LANE, i], rank[i]
+    order, start, end = nb.order, nb.start, nb.end
+    ln, k = ai[AI_LANE, i], nb.rank[i]
     if k + 1 < end[ln]:
         j = order[k + 1]
         return af[AF_S, j] - af[AF_S, i] - 0.5 * (af[AF_LENGTH, i] + af[AF_LENGTH, j]), af[AF_U, j]
@@ -167,7 +170,7 @@ def lane_leader(net, af, ai, order, start, end, rank, i):
 
 
 @njit(cache=True)
-def cone_accel(af, ai, i, u0, cells, items, cfg, ego):
+def cone_accel(af, ai, i, u0, nb, cfg, ego):
     """Most restrictive IDM acceleration over agents (and the ego) ahead in i's corridor."""
     best = 1e9
     c, s = math.cos(af[AF_YAW, i]), math.sin(af[AF_YAW, i])
@@ -177,8 +180,8 @@ def cone_accel(af, ai, i, u0, cells, items, cfg, ego):
     for gy in range(max(cy - 1, 0), min(cy + 2, ncy)):
         for gx in range(max(cx - 1, 0), min(cx + 2, ncx)):
             cell = gy * ncx + gx
-            for k in range(cells[cell], cells[cell + 1]):
-                j = items[k]
+            for k in range(nb.cells[cell], nb.cells[cell + 1]):
+                j = nb.items[k]
                 if j == i:
                     continue
                 a = _corridor(af[AF_X, i], af[AF_Y, i], c, s, af[AF_LENGTH, i], af[AF_WIDTH, i], af[AF_X, j],

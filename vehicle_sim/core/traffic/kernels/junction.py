@@ -96,8 +96,9 @@ def end_control(net, lights, lane):
 
 
 @njit(cache=True)
-def classify(net, af, ai, lights, order, start, end, rank, ego, cfg, i, node_busy):
+def classify(sc, af, ai, nb, i, node_busy):
     """Role, node, connector, sign rank and stop position (s on lane) of agent i."""
+    net, cfg, order, end = sc.net, sc.cfg, nb.order, nb.end
     ln = ai[AI_LANE, i]
     cnode = net.lane_i[ln, LI_CNODE]
     if cnode >= 0:
@@ -109,7 +110,7 @@ def classify(net, af, ai, lights, order, start, end, rank, ego, cfg, i, node_bus
     d_end = net.lane_f[ln, LF_LEN] - af[AF_S, i] - 0.5 * af[AF_LENGTH, i]
     if d_end > max(cfg[CFG_APPROACH], u * u / 3.0 + u + 5.0):
         return NONE, -1, -1, 0, -1.0
-    kind, state, s_line = end_control(net, lights, ln)
+    kind, state, s_line = end_control(net, sc.lights, ln)
     d_line = s_line - af[AF_S, i] - 0.5 * af[AF_LENGTH, i]
     stop_s = net.lane_f[ln, LF_LEN]
     sign_rank = 0 if kind < 0 or kind == SIG_LIGHT else 1
@@ -135,17 +136,17 @@ def classify(net, af, ai, lights, order, start, end, rank, ego, cfg, i, node_bus
         return WAITING, node, ai[AI_NEXT, i], sign_rank, stop_s
     if af[AF_TICKET, i] < 0.0:
         af[AF_TICKET, i] = cfg[CFG_T]
-    if not _exit_free(net, af, ai, order, start, end, i) or _ego_blocks(net, ego, cfg, node):
+    if not _exit_free(net, af, ai, nb, i) or _ego_blocks(net, sc.ego, cfg, node):
         return WAITING, node, ai[AI_NEXT, i], sign_rank, stop_s
     return READY, node, ai[AI_NEXT, i], sign_rank, stop_s
 
 
 @njit(cache=True)
-def _exit_free(net, af, ai, order, start, end, i):
+def _exit_free(net, af, ai, nb, i):
     out = default_next(net.lane_i, net.succ, ai[AI_NEXT, i])
-    if out < 0 or end[out] == start[out]:
+    if out < 0 or nb.end[out] == nb.start[out]:
         return True
-    j = order[start[out]]
+    j = nb.order[nb.start[out]]
     return af[AF_S, j] - 0.5 * af[AF_LENGTH, j] > af[AF_LENGTH, i] + af[AF_S0, i]
 
 
@@ -184,8 +185,11 @@ def conflict_out(net, node, ca, cb):
 
 
 @njit(cache=True)
-def wins(net, af, ai, cfg, i, j, rank_i, rank_j, stop_i, stop_j, ci, cj):
-    """True if i has priority over j (antisymmetric by construction)."""
+def wins(net, af, ai, cfg, i, j, claim_i, claim_j):
+    """True if i has priority over j (antisymmetric by construction); a claim is (sign rank,
+    at a stop sign, connector) of a ready agent."""
+    rank_i, stop_i, ci = claim_i
+    rank_j, stop_j, cj = claim_j
     if rank_i != rank_j:
         return rank_i < rank_j
     long_wait = af[AF_WAIT_T, i] > cfg[CFG_MAXWAIT] and af[AF_WAIT_T, j] > cfg[CFG_MAXWAIT]
@@ -209,8 +213,9 @@ def _vis_angle(x, y, yaw, xo, yo):
 
 
 @njit(cache=True)
-def junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg):
+def junction_permissions(sc, af, ai, nb):
     """Sets COMMIT for owned agents allowed to enter; returns (role, stop_s) arrays."""
+    net, cfg, order = sc.net, sc.cfg, nb.order
     cap = ai.shape[1]
     n_nodes = net.node_i.shape[0] - 1
     role = np.zeros(cap, np.int64)
@@ -229,10 +234,10 @@ def junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg)
             busy[nd] += 1
     for k in range(order.shape[0]):
         i = order[k]
-        r, nd, c, sr, ss = classify(net, af, ai, lights, order, start, end, rank, ego, cfg, i, busy)
+        r, nd, c, sr, ss = classify(sc, af, ai, nb, i, busy)
         role[i], node_of[i], conn[i], srank[i], stop_s[i] = r, nd, c, sr, ss
         if r >= COMMITTED:
-            kind, _, _ = end_control(net, lights, ai[AI_LANE, i])
+            kind, _, _ = end_control(net, sc.lights, ai[AI_LANE, i])
             is_stop[i] = kind == SIG_STOP
     counts = np.zeros(n_nodes + 1, np.int64)
     for i in range(cap):
@@ -261,8 +266,8 @@ def junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg)
                 ok = eta(d_j, af[AF_U, j], af[AF_A_M, j], net.lane_f[ai[AI_LANE, j], LF_SPEED]) > \
                     CRITICAL_GAP_S
             elif role[j] == READY:
-                ok = wins(net, af, ai, cfg, i, j, srank[i], srank[j], is_stop[i], is_stop[j],
-                          conn[i], conn[j])
+                ok = wins(net, af, ai, cfg, i, j, (srank[i], is_stop[i], conn[i]),
+                          (srank[j], is_stop[j], conn[j]))
             if not ok:
                 break
         if ok:

@@ -14,7 +14,7 @@ import math
 from numba import njit
 
 from vehicle_sim.core.traffic.kernels.agent_driver import agent_idm
-from vehicle_sim.core.traffic.kernels.exits import hash_uniform
+from vehicle_sim.core.traffic.kernels.exits import choose_exit, hash_uniform
 from vehicle_sim.core.traffic.kernels.lane_path import project
 from vehicle_sim.core.traffic.kernels.layout import (
     AF_A_M,
@@ -41,9 +41,7 @@ from vehicle_sim.core.traffic.kernels.layout import (
     LI_BUS,
     LI_CNODE,
     LI_LEFT,
-    LI_NSUCC,
     LI_RIGHT,
-    LI_SUCC0,
 )
 
 LC_END_MARGIN_M = 20.0  # beyond the approach zone: no lane change this close to a junction
@@ -59,8 +57,9 @@ def s_star(af, j, u_lead):
 
 
 @njit(cache=True)
-def neighbours(af, order, start, end, lane, s):
+def lane_neighbours(af, nb, lane, s):
     """(follower, leader) agent indices around arc length s on a lane (-1 if none)."""
+    order, start, end = nb.order, nb.start, nb.end
     lo, hi = start[lane], end[lane]
     while lo < hi:  # first position with s_j > s
         mid = (lo + hi) // 2
@@ -74,7 +73,7 @@ def neighbours(af, order, start, end, lane, s):
 
 
 @njit(cache=True)
-def try_change(net, af, ai, order, start, end, cfg, i, a_old, touched):
+def try_change(net, af, ai, nb, cfg, i, a_old, touched):
     """Move agent i to a better adjacent lane if safe; returns True if it changed.
 
     ``touched[lane]`` marks lanes changed from or into this step: the sorted neighbour lists
@@ -95,7 +94,7 @@ def try_change(net, af, ai, order, start, end, cfg, i, a_old, touched):
         if tgt < 0 or net.lane_i[tgt, LI_BUS] == 1 or touched[tgt]:
             continue
         s = af[AF_S, i] * net.lane_f[tgt, LF_LEN] / net.lane_f[ln, LF_LEN]
-        foll, lead = neighbours(af, order, start, end, tgt, s)
+        foll, lead = lane_neighbours(af, nb, tgt, s)
         a_new = agent_idm(af, i, u_des, 1e9, 0.0)
         if lead >= 0:
             gap = af[AF_S, lead] - s - 0.5 * (af[AF_LENGTH, i] + af[AF_LENGTH, lead])
@@ -112,18 +111,10 @@ def try_change(net, af, ai, order, start, end, cfg, i, a_old, touched):
             continue
         s_new, lat = project(net.pts, net.lane_i, tgt, s, af[AF_X, i], af[AF_Y, i])
         ai[AI_LANE, i], af[AF_S, i], af[AF_LAT_OFF, i] = tgt, s_new, lat
-        ai[AI_NEXT, i] = _exit(net, tgt, hash_uniform(int(cfg[CFG_SEED]), ai[AI_UID, i], ai[AI_HOPS, i]))
+        ai[AI_NEXT, i] = choose_exit(net, tgt, hash_uniform(int(cfg[CFG_SEED]), ai[AI_UID, i],
+                                                            ai[AI_HOPS, i]))
         ai[AI_HOPS, i] += 1
         touched[ln], touched[tgt] = True, True
         return True
     return False
 
-
-@njit(cache=True)
-def _exit(net, lane, x):
-    """Successor bracketing x in the cumulative exit probabilities (as kstep.choose_exit)."""
-    k0, n = net.lane_i[lane, LI_SUCC0], net.lane_i[lane, LI_NSUCC]
-    for k in range(k0, k0 + n):
-        if x < net.succ_cum[k]:
-            return net.succ[k]
-    return net.succ[k0 + n - 1] if n > 0 else -1

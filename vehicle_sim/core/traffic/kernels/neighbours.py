@@ -3,6 +3,7 @@ checks). Both are O(n log n) / O(n) so step cost grows (near-)linearly with the 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -20,6 +21,20 @@ from vehicle_sim.core.traffic.kernels.layout import (
     CFG_NCY,
     FREE,
 )
+
+# per-step neighbour index: agents sorted by (lane, s) with per-lane [start, end) slices and
+# each agent's rank in ``order`` (lane_order); the grid's cell slices and items (grid_index)
+Neighbours = namedtuple("Neighbours", "order start end rank cells items")
+# what every agent of a step reads: the network (network.Net), light states, ego row, cfg row
+Scene = namedtuple("Scene", "net lights ego cfg")
+
+
+@njit(cache=True)
+def neighbour_index(af, ai, cfg, n_lanes):
+    """The step's Neighbours of the active agents."""
+    order, start, end, rank = lane_order(af, ai, n_lanes)
+    cells, items, _ = grid_index(af, ai, cfg)
+    return Neighbours(order, start, end, rank, cells, items)
 
 
 @njit(cache=True)

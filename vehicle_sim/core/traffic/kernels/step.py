@@ -23,16 +23,17 @@ from vehicle_sim.core.traffic.kernels.layout import (
     VP_MU,
     VP_SMAX,
 )
-from vehicle_sim.core.traffic.kernels.neighbours import grid_index, lane_order
+from vehicle_sim.core.traffic.kernels.neighbours import Scene, neighbour_index
 
 
 @njit(cache=True)
 def step_kernel(net, af, ai, vp, lights, ego, cfg):
-    """Advance every OWNED agent by cfg[C_DT]; GHOST agents are obstacles only."""
+    """Advance every OWNED agent by cfg[CFG_DT]; GHOST agents are obstacles only."""
     n_lanes = net.lane_f.shape[0]
-    order, start, end, rank = lane_order(af, ai, n_lanes)
-    cells, items, _ = grid_index(af, ai, cfg)
-    role, stop_s = jn.junction_permissions(net, af, ai, lights, order, start, end, rank, ego, cfg)
+    sc = Scene(net, lights, ego, cfg)
+    nb = neighbour_index(af, ai, cfg, n_lanes)
+    order = nb.order
+    role, stop_s = jn.junction_permissions(sc, af, ai, nb)
     cap = ai.shape[1]
     acc = np.zeros(cap)
     dlt = np.zeros(cap)
@@ -42,8 +43,7 @@ def step_kernel(net, af, ai, vp, lights, ego, cfg):
         i = order[k]
         if ai[AI_ACTIVE, i] != OWNED:
             continue
-        a_r = drive_accel(net, af, ai, lights, order, start, end, rank, cells, items, cfg, ego,
-                          role, stop_s, i)
+        a_r = drive_accel(sc, af, ai, nb, role, stop_s, i)
         acc[i] = pedal_accel(a_r, af[AF_AR_PREV, i], dt, af[AF_A_M, i], af[AF_CD_ACC, i], vp[VP_MU])
         af[AF_AR_PREV, i] = a_r
         dlt[i], dlp[i] = steering(net, af, ai, i, dt, vp[VP_A] + vp[VP_B], vp[VP_SMAX])
@@ -51,7 +51,7 @@ def step_kernel(net, af, ai, vp, lights, ego, cfg):
     for k in range(order.shape[0]):
         i = order[k]
         if ai[AI_ACTIVE, i] == OWNED:  # overtaking decisions on start-of-step neighbours
-            try_change(net, af, ai, order, start, end, cfg, i, af[AF_AR_PREV, i], touched)
+            try_change(net, af, ai, nb, cfg, i, af[AF_AR_PREV, i], touched)
     for k in range(order.shape[0]):
         i = order[k]
         if ai[AI_ACTIVE, i] == OWNED:
