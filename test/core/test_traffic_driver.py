@@ -131,3 +131,21 @@ def test_agent_yields_to_ego_in_the_junction():
         sim.step(0.05, ego=(-1.75, 2.0, -math.pi / 2, 0.0))  # ego stopped in the junction
     assert sim.store.ai[lay.AI_LANE, i] == lane and sim.store.af[lay.AF_U, i] < 0.05
     assert np.isfinite(sim.store.af[:, i]).all()
+
+
+def test_corridor_gap_projects_the_other_footprint_on_own_axes():
+    """The one corridor law of agents and ego: gap to the footprint ahead, none when oncoming
+    or beside the corridor (half widths + margin)."""
+    own, car = (4.0, 2.0), (4.0, 2.0)
+    assert driver_law.corridor_gap(20.0, 0.0, 1.0, own, car, 0.4) == pytest.approx(16.0)
+    assert driver_law.corridor_gap(20.0, 0.0, 0.0, own, car, 0.4) == pytest.approx(17.0)  # across
+    assert driver_law.corridor_gap(20.0, 0.0, -1.0, own, car, 0.4) == math.inf  # oncoming
+    assert driver_law.corridor_gap(-5.0, 0.0, 1.0, own, car, 0.4) == math.inf  # behind
+    assert driver_law.corridor_gap(20.0, 2.3, 1.0, own, car, 0.4) < math.inf  # 2.3 <= 1 + 1 + 0.4
+    assert driver_law.corridor_gap(20.0, 2.5, 1.0, own, car, 0.4) == math.inf
+
+
+def test_lookahead_is_capped_at_half_the_curve_radius():
+    assert driver_law.lookahead(8.0, 0.01) == (8.0, False)
+    assert driver_law.lookahead(8.0, 0.1) == (pytest.approx(5.0), True)  # R = 10 m
+    assert driver_law.lookahead(8.0, 1.0)[0] == driver_law.MIN_LOOKAHEAD_M

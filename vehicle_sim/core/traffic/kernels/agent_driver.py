@@ -10,10 +10,13 @@ from numba import njit
 
 from vehicle_sim.core.traffic.kernels import junction as jn
 from vehicle_sim.core.traffic.kernels.driver_law import (
-    LOOKAHEAD_RADIUS_FRACTION,
-    ONCOMING_COS,
+    corridor_gap,
+    curve_speed,
     idm,
+    lookahead,
+    pursuit_angle,
     ref_accel,
+    steer_angle,
     stop_accel,
 )
 from vehicle_sim.core.traffic.kernels.lane_path import default_next, eval_route
@@ -84,10 +87,7 @@ def drive_accel(sc, af, ai, nb, role, stop_s, i):
     u_des = af[AF_V_FACTOR, i] * net.lane_f[ln, LF_SPEED]
     a = ref_accel(u_des, u, af[AF_TS, i] * u + af[AF_D0, i])
     a = min(a, _curve_ref(net, af, ai, i, u))
-    gap, u_l = lane_leader(net, af, ai, nb, i)
-    if gap < 1e8:
-        a = min(a, agent_idm(af, i, u_des, gap, u_l))
-    a = min(a, cone_accel(af, ai, i, u_des, nb, cfg, sc.ego))
+    a = min(a, others_accel(sc, af, ai, nb, i, u_des))
     if (role[i] == jn.WAITING or role[i] == jn.READY) and ai[AI_COMMIT, i] == 0:
         a = min(a, stop_accel(u, stop_s[i] - s - half - 0.3, cfg[CFG_DT], af[AF_B_COMF, i]))
         kind, _, s_line = jn.end_control(net, lights, ln)
@@ -112,11 +112,9 @@ def _curve_ref(net, af, ai, i, u):
     for _ in range(2):
         if ln < 0:
             break
-        k = net.lane_f[ln, LF_KMAX]
-        if k > 1e-3:
-            u_c = math.sqrt(af[AF_A_LAT, i] / k)
-            if u > u_c:
-                a = min(a, ref_accel(u_c, u, dist + net.lane_f[ln, LF_SKMAX]))
+        u_c = curve_speed(af[AF_A_LAT, i], net.lane_f[ln, LF_KMAX])
+        if u > u_c:
+            a = min(a, ref_accel(u_c, u, dist + net.lane_f[ln, LF_SKMAX]))
         dist += net.lane_f[ln, LF_LEN]
         ln = ai[AI_NEXT, i] if ln == ai[AI_LANE, i] else -1
     return a
@@ -129,17 +127,13 @@ def steering(net, af, ai, i, dt, wheelbase, max_steer):
     ds = af[AF_TS, i] * u + af[AF_D0, i]
     px, py, _, k = eval_route(net.pts, net.lane_f, net.lane_i, net.succ, ai[AI_LANE, i],
                               ai[AI_NEXT, i], af[AF_S, i] + ds)
-    if abs(k) * ds > LOOKAHEAD_RADIUS_FRACTION:  # a tight curve ahead: pursue a nearer point
-        ds = max(LOOKAHEAD_RADIUS_FRACTION / abs(k), 1.0)
+    ds, capped = lookahead(ds, k)
+    if capped:  # a tight curve ahead: pursue a nearer point
         px, py, _, _ = eval_route(net.pts, net.lane_f, net.lane_i, net.succ, ai[AI_LANE, i],
                                   ai[AI_NEXT, i], af[AF_S, i] + ds)
-    c, s = math.cos(af[AF_YAW, i]), math.sin(af[AF_YAW, i])
-    dx, dy = px - af[AF_X, i], py - af[AF_Y, i]
-    bx, by = c * dx + s * dy, -s * dx + c * dy
-    kappa = 2.0 * by / max(bx * bx + by * by, 1e-6)
-    delta_p = math.atan(wheelbase * kappa)
-    delta = delta_p + af[AF_CD_STEER, i] * (delta_p - af[AF_DELTA_P_PREV, i]) / dt
-    return min(max(delta, -max_steer), max_steer), delta_p
+    delta_p = pursuit_angle(af[AF_X, i], af[AF_Y, i], af[AF_YAW, i], px, py, wheelbase)
+    delta = steer_angle(delta_p, af[AF_DELTA_P_PREV, i], dt, af[AF_CD_STEER, i], max_steer)
+    return delta, delta_p
 
 
 @njit(cache=True)
@@ -170,6 +164,18 @@ def lane_leader(net, af, ai, nb, i):
 
 
 @njit(cache=True)
+def others_accel(sc, af, ai, nb, i, u_des):
+    """Most restrictive IDM acceleration of agent i behind other vehicles: its lane leader
+    (lane_leader) and the agents and the ego in its corridor (cone_accel). The one place where an
+    agent reacts to other vehicles (an agent told to ignore them would skip this call)."""
+    a = 1e9
+    gap, u_l = lane_leader(sc.net, af, ai, nb, i)
+    if gap < 1e8:
+        a = agent_idm(af, i, u_des, gap, u_l)
+    return min(a, cone_accel(af, ai, i, u_des, nb, sc.cfg, sc.ego))
+
+
+@njit(cache=True)
 def cone_accel(af, ai, i, u0, nb, cfg, ego):
     """Most restrictive IDM acceleration over agents (and the ego) ahead in i's corridor."""
     best = 1e9
@@ -184,28 +190,26 @@ def cone_accel(af, ai, i, u0, nb, cfg, ego):
                 j = nb.items[k]
                 if j == i:
                     continue
-                a = _corridor(af[AF_X, i], af[AF_Y, i], c, s, af[AF_LENGTH, i], af[AF_WIDTH, i], af[AF_X, j],
-                              af[AF_Y, j], af[AF_YAW, j], af[AF_U, j], af[AF_LENGTH, j], af[AF_WIDTH, j],
-                              CONE_RANGE_M, af, i, u0)
-                best = min(best, a)
+                other = (af[AF_X, j], af[AF_Y, j], af[AF_YAW, j], af[AF_U, j], af[AF_LENGTH, j],
+                         af[AF_WIDTH, j])
+                best = min(best, _object_accel(af, i, u0, c, s, other, CONE_RANGE_M))
     if ego[EGO_ON] > 0.5:
-        a = _corridor(af[AF_X, i], af[AF_Y, i], c, s, af[AF_LENGTH, i], af[AF_WIDTH, i], ego[EGO_X], ego[EGO_Y],
-                      ego[EGO_YAW], ego[EGO_U], ego[EGO_LEN], ego[EGO_WID], EGO_RANGE_M, af, i, u0)
-        best = min(best, a)
+        other = (ego[EGO_X], ego[EGO_Y], ego[EGO_YAW], ego[EGO_U], ego[EGO_LEN], ego[EGO_WID])
+        best = min(best, _object_accel(af, i, u0, c, s, other, EGO_RANGE_M))
     return best
 
 
 @njit(cache=True)
-def _corridor(xi, yi, c, s, li, wi, xj, yj, yawj, uj, lj, wj, rng, af, i, u0):
-    """IDM reaction to one object if its footprint (projected on i's axes) is in i's corridor."""
-    dx, dy = xj - xi, yj - yi
+def _object_accel(af, i, u0, c, s, other, range_m):
+    """IDM reaction of agent i (heading cos c, sin s) to one object (x, y, yaw, speed, length,
+    width) within range_m ahead whose footprint is in i's corridor (driver_law.corridor_gap)."""
+    xj, yj, yawj, uj, lj, wj = other
+    dx, dy = xj - af[AF_X, i], yj - af[AF_Y, i]
     bx, by = c * dx + s * dy, -s * dx + c * dy
     cr = c * math.cos(yawj) + s * math.sin(yawj)  # cos of the relative heading
-    if cr < ONCOMING_COS:
-        return 1e9  # oncoming traffic keeps to its own lanes (turns cross them at junctions)
-    sr = math.sqrt(max(0.0, 1.0 - cr * cr))
-    half_lat = 0.5 * (lj * sr + wj * abs(cr))
-    half_lon = 0.5 * (lj * abs(cr) + wj * sr)
-    if bx <= 0.0 or bx > rng or abs(by) > 0.5 * wi + half_lat + CONE_MARGIN_M:
+    if bx > range_m:
         return 1e9
-    return agent_idm(af, i, u0, bx - 0.5 * li - half_lon, max(0.0, uj * cr))
+    gap = corridor_gap(bx, by, cr, (af[AF_LENGTH, i], af[AF_WIDTH, i]), (lj, wj), CONE_MARGIN_M)
+    if gap == math.inf:
+        return 1e9
+    return agent_idm(af, i, u0, gap, max(0.0, uj * cr))
