@@ -15,8 +15,6 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from vehicle_sim.core.traffic import agents as ag
-from vehicle_sim.core.traffic.kernels.lane_path import eval_lane
-from vehicle_sim.core.traffic.kernels.layout import LI_NSIG, LI_SIG0, SF_KIND, SF_S, SIG_CROSSING
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.msg import (
     TrafficAgent,
@@ -169,13 +167,7 @@ def _put(buf: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
 def light_positions(network: Network) -> tuple[np.ndarray, np.ndarray]:
     """Map positions [m] (k, 2) of the vehicle lights (stop line at the lane end) and of the
     pedestrian lights (the crossing on their lane)."""
-    net = network.net
-    ped = np.zeros((len(network.ped_lane), 2))
-    for k, lane in enumerate(network.ped_lane):
-        rows = net.sig_f[net.lane_i[lane, LI_SIG0]:net.lane_i[lane, LI_SIG0] + net.lane_i[lane, LI_NSIG]]
-        s = rows[rows[:, SF_KIND] == SIG_CROSSING, SF_S]
-        ped[k] = eval_lane(net.pts, net.lane_i, lane, float(s[0]))[:2]
-    return network.light_xy.reshape(-1, 2), ped
+    return network.light_xy.reshape(-1, 2), network.pedestrian_light_xy()
 
 
 def lights_msg(names: list[str], states: np.ndarray, xy: np.ndarray, ped_names: list[str],

@@ -19,8 +19,9 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
   route: front bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep
   law) each enter once their distance is within the comfortable braking distance
   (u^2 - u_r^2) / (2 b) + d_s (before that eq. 9 would only cap the acceleration); the nearest
-  traffic agent in the route corridor (driver_law.corridor_gap, margin ``corridor_margin_m``) gives
-  the IDM acceleration (driver_law.idm) with its speed along the route. Zebra and signalised crossings are ignored (no pedestrians are simulated).
+  traffic agent in the route corridor (driver_law.corridor_gap, margin ``corridor_margin_m``)
+  gives the IDM acceleration (driver_law.idm) with its speed along the route. Zebra and
+  signalised crossings are ignored (no pedestrians are simulated).
 - Pedals (004 eqs. 10-13): a = min(a_r, a_m) + c_d da_r/dt when accelerating, max(a_r, -mu g)
   when braking; the force m a + rolling resistance + drag is mapped to the throttle through the
   vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004) or to the brake
@@ -47,21 +48,6 @@ from vehicle_sim.core.traffic.kernels.driver_law import (
     ref_accel,
     steer_angle,
     stop_accel,
-)
-from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, project
-from vehicle_sim.core.traffic.kernels.layout import (
-    LF_KMAX,
-    LF_LEN,
-    LF_SKMAX,
-    LF_SPEED,
-    LI_NSIG,
-    LI_SIG0,
-    SF_KIND,
-    SF_LIGHT,
-    SF_S,
-    SIG_GIVEWAY,
-    SIG_LIGHT,
-    SIG_STOP,
 )
 from vehicle_sim.core.traffic.lights import RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
@@ -94,9 +80,8 @@ class Command:
 def warm_up(network: Network) -> None:
     """Compile (or load from numba's cache) every kernel the autopilot calls, without changing
     any state: call it before the control loop so the first commands are not late."""
-    net = network.net
-    eval_lane(net.pts, net.lane_i, 0, 0.0)
-    project(net.pts, net.lane_i, 0, 0.0, 0.0, 0.0)
+    network.point(0, 0.0)
+    network.locate(0, 0.0, 0.0, 0.0)
     ref_accel(1.0, 0.0, 1.0)
     stop_accel(0.0, 1.0, 0.02, 1.0)
     idm(1.0, 1.0, 10.0, 0.0, 1.0, 1.0, 1.0, 1.0)
@@ -200,17 +185,18 @@ class Autopilot:
 
     def _reference(self, u: float, ds: float) -> tuple[float, str]:
         """Most restrictive reference acceleration a_r [m/s^2] (004 eq. 9) and its name."""
-        p, net, route = self.p, self.network.net, self.route
+        p, network, route = self.p, self.network, self.route
         refs: list[tuple[float, str]] = []
         for idx, lane, start in route.lanes_ahead(p.horizon_m):
-            u_lim = max(net.lane_f[lane, LF_SPEED] - p.cruise_margin_mps, 0.0)
+            u_lim = max(network.speed_limit(lane) - p.cruise_margin_mps, 0.0)
             if idx == route.first:  # the current lane: its limit at the look-ahead distance
                 refs.append((ref_accel(u_lim, u, ds), "speed_limit"))
             else:
                 refs.append((self._slow(u_lim, u, start, ds), "speed_limit"))
-            u_c = curve_speed(p.lateral_accel_mps2, net.lane_f[lane, LF_KMAX])
-            if u_c < math.inf and start + net.lane_f[lane, LF_LEN] > 0.0:
-                refs.append((self._slow(u_c, u, start + net.lane_f[lane, LF_SKMAX], ds), "curve"))
+            k_max, s_k_max = network.sharpest_curve(lane)
+            u_c = curve_speed(p.lateral_accel_mps2, k_max)
+            if u_c < math.inf and start + network.lane_length(lane) > 0.0:
+                refs.append((self._slow(u_c, u, start + s_k_max, ds), "curve"))
             refs.extend(self._signals(idx, lane, start, u, ds))
         if route.dead_end:
             end = sum(route.length(ln) for ln in route.lanes) - route.s_m
@@ -237,26 +223,24 @@ class Autopilot:
     def _signals(self, idx: int, lane: int, start: float, u: float, ds: float
                  ) -> list[tuple[float, str]]:
         """References of the lights, stop and give-way signs on one lane of the route."""
-        p, net, out = self.p, self.network.net, []
-        k0 = int(net.lane_i[lane, LI_SIG0])
-        for k in range(k0, k0 + int(net.lane_i[lane, LI_NSIG])):
-            s_sig, kind = net.sig_f[k, SF_S], int(net.sig_f[k, SF_KIND])
+        p, out = self.p, []
+        for s_sig, kind, light in self.network.signals(lane):
             ahead = start + s_sig  # CG to the line [m]
             if ahead - self.half_length_m < -PASSED_LINE_M:
                 continue
             d = ahead - self.half_length_m - p.stop_margin_m  # to the stop point
-            if kind == SIG_LIGHT:
-                state = self.lights.get(self.network.light_names[int(net.sig_f[k, SF_LIGHT])])
+            if kind == "traffic_light":
+                state = self.lights.get(light)
                 if state == RED or (state == YELLOW and
                                     u * u <= 2.0 * p.yellow_stop_decel_mps2 * max(d, 0.1)):
                     out.append((self._stop(u, ahead, ds),
                                 "red_light" if state == RED else "yellow_light"))
-            elif kind == SIG_STOP and (idx, s_sig) not in self._cleared_stops:
+            elif kind == "stop" and (idx, s_sig) not in self._cleared_stops:
                 if u < p.stop_sign_speed_mps and d < 1.0:
                     self._cleared_stops.add((idx, s_sig))
                 else:
                     out.append((self._stop(u, ahead, ds), "stop_sign"))
-            elif kind == SIG_GIVEWAY and d > 0.0:
+            elif kind == "give_way" and d > 0.0:
                 out.append((self._slow(p.give_way_speed_mps, u, d, ds), "give_way"))
         return out
 
@@ -285,7 +269,7 @@ class Autopilot:
         k = int(np.argmin(gap))
         if gap[k] == math.inf:
             return math.inf, "leader"
-        u0 = max(self.network.net.lane_f[route.lane, LF_SPEED] - p.cruise_margin_mps, 0.1)
+        u0 = max(self.network.speed_limit(route.lane) - p.cruise_margin_mps, 0.1)
         u_lead = max(0.0, a[k, 3] * cr[k])
         return idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
                    p.time_headway_s, p.min_gap_m), "leader"

@@ -23,6 +23,8 @@ from vehicle_sim.core.traffic.kernels.layout import (
     AF_T_HW,
     AF_TS,
     AF_V_FACTOR,
+    AF_X,
+    AF_Y,
     AF_YELLOW_DEC,
     AI_ACTIVE,
     AI_NEXT,
@@ -84,6 +86,11 @@ def draw_profiles(params: TrafficParams, n: int, rng: np.random.Generator,
 def pack(store: AgentStore, idx: np.ndarray) -> np.ndarray:
     """Records (len(idx), N_REC) float64 of the given agents (8 * N_REC bytes each)."""
     return np.concatenate((store.af[:, idx].T, store.ai[:, idx].T.astype(np.float64)), axis=1)
+
+
+def record_positions(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Map positions x, y [m] of the agents in records (``pack``)."""
+    return records[:, AF_X], records[:, AF_Y]
 
 
 def unpack(store: AgentStore, records: np.ndarray, kind: int) -> np.ndarray:

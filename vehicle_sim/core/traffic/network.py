@@ -15,8 +15,11 @@ import numpy as np
 
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.traffic import geometry as geo
+from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, project
 from vehicle_sim.core.traffic.kernels.layout import (
+    LF_KMAX,
     LF_LEN,
+    LF_SKMAX,
     LF_SPEED,
     LF_WIDTH,
     LI_BUS,
@@ -34,11 +37,18 @@ from vehicle_sim.core.traffic.kernels.layout import (
     LI_STREET,
     LI_SUCC0,
     N_LI,
+    SF_KIND,
+    SF_LIGHT,
+    SF_S,
     SIG_KIND_CODE,
 )
 from vehicle_sim.core.traffic.mapfile import MapSpec
 
 Net = namedtuple("Net", "pts lane_f lane_i succ succ_cum sig_f node_f node_i conf")
+# a sign, light or crossing on a lane, for Python readers: its arc length s_m [m] on the lane,
+# kind (map-file name: traffic_light, stop, give_way, crossing), light name ("" if none)
+Signal = namedtuple("Signal", "s_m kind light")
+KIND_NAMES = {code: name for name, code in SIG_KIND_CODE.items()}
 
 CONFLICT_CLEARANCE_M = 2.6  # car width 1.8 m (conventions: sedan) + 0.8 m lateral margin
 
@@ -68,10 +78,60 @@ class Network:
         self.light_xy = np.array(self.light_xy, dtype=np.float64).reshape(-1, 2)
         pts = self.net.pts
         self.bounds = (pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max())
+        self._lane_signals = [self._read_signals(lane) for lane in range(self.n_lanes)]
 
     @property
     def n_lanes(self) -> int:
         return len(self.lane_names)
+
+    # ---- named readers of the packed tables (Python callers; the kernels read the columns)
+    def lane_length(self, lane: int) -> float:
+        """Length [m] of a lane's centre line."""
+        return float(self.net.lane_f[lane, LF_LEN])
+
+    def speed_limit(self, lane: int) -> float:
+        """Speed limit [m/s] of a lane."""
+        return float(self.net.lane_f[lane, LF_SPEED])
+
+    def sharpest_curve(self, lane: int) -> tuple[float, float]:
+        """(largest |curvature| [1/m], arc length s [m] where it is) of a lane."""
+        return float(self.net.lane_f[lane, LF_KMAX]), float(self.net.lane_f[lane, LF_SKMAX])
+
+    def signals(self, lane: int) -> tuple[Signal, ...]:
+        """Signs, lights and crossings on a lane, by arc length."""
+        return self._lane_signals[lane]
+
+    def successors(self, lane: int) -> tuple[np.ndarray, np.ndarray]:
+        """(next lanes, cumulative exit probabilities) at a lane's end; empty at a dead end."""
+        k0, n = self.net.lane_i[lane, LI_SUCC0], self.net.lane_i[lane, LI_NSUCC]
+        return self.net.succ[k0:k0 + n], self.net.succ_cum[k0:k0 + n]
+
+    def point(self, lane: int, s: float) -> tuple[float, float, float, float]:
+        """(x, y [m], heading [rad], curvature [1/m]) at arc length s [m] of a lane (linear
+        beyond its ends)."""
+        return eval_lane(self.net.pts, self.net.lane_i, lane, s)
+
+    def locate(self, lane: int, s_guess: float, x: float, y: float) -> tuple[float, float]:
+        """(arc length s [m], lateral offset [m], + left) of the point (x, y) on a lane, searched
+        near s_guess."""
+        return project(self.net.pts, self.net.lane_i, lane, s_guess, x, y)
+
+    def pedestrian_light_xy(self) -> np.ndarray:
+        """Map positions [m] (k, 2) of the pedestrian lights: the crossing on their lane."""
+        xy = np.zeros((len(self.ped_lane), 2))
+        for k, lane in enumerate(self.ped_lane):
+            s = next(sg.s_m for sg in self.signals(lane) if sg.kind == "crossing")
+            xy[k] = self.point(lane, s)[:2]
+        return xy
+
+    def _read_signals(self, lane: int) -> tuple[Signal, ...]:
+        net, out = self.net, []
+        k0 = net.lane_i[lane, LI_SIG0]
+        for k in range(k0, k0 + net.lane_i[lane, LI_NSIG]):
+            light = int(net.sig_f[k, SF_LIGHT])
+            out.append(Signal(float(net.sig_f[k, SF_S]), KIND_NAMES[int(net.sig_f[k, SF_KIND])],
+                              self.light_names[light] if light >= 0 else ""))
+        return tuple(out)
 
     def lane_index(self, name: str) -> int:
         """Index of the lane called ``name`` (KeyError if unknown)."""
