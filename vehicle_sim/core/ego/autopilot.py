@@ -39,16 +39,7 @@ import numpy as np
 
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
-from vehicle_sim.core.traffic.kernels.driver_law import (
-    corridor_gap,
-    curve_speed,
-    idm,
-    lookahead,
-    pursuit_angle,
-    ref_accel,
-    steer_angle,
-    stop_accel,
-)
+from vehicle_sim.core.traffic.kernels import driver_law as law
 from vehicle_sim.core.traffic.lights import RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.units import GRAVITY_MPS2
@@ -82,14 +73,14 @@ def warm_up(network: Network) -> None:
     any state: call it before the control loop so the first commands are not late."""
     network.point(0, 0.0)
     network.locate(0, 0.0, 0.0, 0.0)
-    ref_accel(1.0, 0.0, 1.0)
-    stop_accel(0.0, 1.0, 0.02, 1.0)
-    idm(1.0, 1.0, 10.0, 0.0, 1.0, 1.0, 1.0, 1.0)
-    lookahead(1.0, 0.0)
-    pursuit_angle(0.0, 0.0, 0.0, 1.0, 0.0, 1.0)
-    steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
-    curve_speed(1.0, 0.1)
-    corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
+    law.ref_accel(1.0, 0.0, 1.0)
+    law.stop_accel(0.0, 1.0, 0.02, 1.0)
+    law.idm(1.0, 1.0, 10.0, 0.0, 1.0, 1.0, 1.0, 1.0)
+    law.lookahead(1.0, 0.0)
+    law.pursuit_angle(0.0, 0.0, 0.0, 1.0, 0.0, 1.0)
+    law.steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
+    law.curve_speed(1.0, 0.1)
+    law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
 
 
 class Autopilot:
@@ -174,12 +165,12 @@ class Autopilot:
         """004 eqs. 6-8 (driver_law): pure pursuit from the CG plus the derivative term; the
         look-ahead is capped in tight curves as for the traffic agents."""
         px, py, _, k = self.route.point_ahead(ds)
-        ds, capped = lookahead(ds, k)
+        ds, capped = law.lookahead(ds, k)
         if capped:  # a tight curve ahead: a nearer point
             px, py, _, _ = self.route.point_ahead(ds)
-        delta_p = pursuit_angle(x, y, yaw, px, py, self.wheelbase_m)
-        delta = steer_angle(delta_p, self._delta_p_prev, dt, self.p.steer_d_gain_s,
-                            self.v.steering.max_road_wheel_angle_rad)
+        delta_p = law.pursuit_angle(x, y, yaw, px, py, self.wheelbase_m)
+        delta = law.steer_angle(delta_p, self._delta_p_prev, dt, self.p.steer_d_gain_s,
+                                self.v.steering.max_road_wheel_angle_rad)
         self._delta_p_prev = delta_p
         return delta
 
@@ -190,11 +181,11 @@ class Autopilot:
         for idx, lane, start in route.lanes_ahead(p.horizon_m):
             u_lim = max(network.speed_limit(lane) - p.cruise_margin_mps, 0.0)
             if idx == route.first:  # the current lane: its limit at the look-ahead distance
-                refs.append((ref_accel(u_lim, u, ds), "speed_limit"))
+                refs.append((law.ref_accel(u_lim, u, ds), "speed_limit"))
             else:
                 refs.append((self._slow(u_lim, u, start, ds), "speed_limit"))
             k_max, s_k_max = network.sharpest_curve(lane)
-            u_c = curve_speed(p.lateral_accel_mps2, k_max)
+            u_c = law.curve_speed(p.lateral_accel_mps2, k_max)
             if u_c < math.inf and start + network.lane_length(lane) > 0.0:
                 refs.append((self._slow(u_c, u, start + s_k_max, ds), "curve"))
             refs.extend(self._signals(idx, lane, start, u, ds))
@@ -209,7 +200,7 @@ class Autopilot:
         braking distance (u^2 - u_r^2) / (2 b) plus the look-ahead d_s (inf before)."""
         if u <= u_r or d > (u * u - u_r * u_r) / (2.0 * self.p.comfort_decel_mps2) + ds:
             return math.inf
-        return ref_accel(u_r, u, max(d, 0.0))
+        return law.ref_accel(u_r, u, max(d, 0.0))
 
     def _stop(self, u: float, line_ahead_m: float, ds: float) -> float:
         """Stop the front bumper ``stop_margin_m`` before a line ``line_ahead_m`` from the CG:
@@ -218,7 +209,7 @@ class Autopilot:
         d = line_ahead_m - self.half_length_m - self.p.stop_margin_m
         if d > u * u / (2.0 * b) + ds:
             return math.inf
-        return stop_accel(u, d, 1.0 / self.p.control_rate_hz, b)
+        return law.stop_accel(u, d, 1.0 / self.p.control_rate_hz, b)
 
     def _signals(self, idx: int, lane: int, start: float, u: float, ds: float
                  ) -> list[tuple[float, str]]:
@@ -264,15 +255,15 @@ class Autopilot:
         lat = -dx * np.sin(h) + dy * np.cos(h)
         cr = np.cos(a[:, 2] - h)
         own = (self.length_m, self.width_m)
-        gap = np.array([corridor_gap(along[k], lat[k], cr[k], own, (a[k, 4], a[k, 5]),
-                                     p.corridor_margin_m) for k in range(len(a))])
+        gap = np.array([law.corridor_gap(along[k], lat[k], cr[k], own, (a[k, 4], a[k, 5]),
+                                         p.corridor_margin_m) for k in range(len(a))])
         k = int(np.argmin(gap))
         if gap[k] == math.inf:
             return math.inf, "leader"
         u0 = max(self.network.speed_limit(route.lane) - p.cruise_margin_mps, 0.1)
         u_lead = max(0.0, a[k, 3] * cr[k])
-        return idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
-                   p.time_headway_s, p.min_gap_m), "leader"
+        return law.idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
+                       p.time_headway_s, p.min_gap_m), "leader"
 
     def _accel(self, a_r: float, dt: float) -> float:
         """004 eqs. 10-13 as an acceleration: capped at a_m accelerating, mu g braking."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -45,12 +46,17 @@ from vehicle_sim.core.traffic.kernels.layout import (
 from vehicle_sim.core.traffic.mapfile import MapSpec
 
 Net = namedtuple("Net", "pts lane_f lane_i succ succ_cum sig_f node_f node_i conf")
-# a sign, light or crossing on a lane, for Python readers: its arc length s_m [m] on the lane,
-# kind (map-file name: traffic_light, stop, give_way, crossing), light name ("" if none)
-Signal = namedtuple("Signal", "s_m kind light")
-KIND_NAMES = {code: name for name, code in SIG_KIND_CODE.items()}
 
 CONFLICT_CLEARANCE_M = 2.6  # car width 1.8 m (conventions: sedan) + 0.8 m lateral margin
+KIND_NAMES = {code: name for name, code in SIG_KIND_CODE.items()}
+
+
+class Signal(NamedTuple):
+    """A sign, light or crossing on a lane, for Python readers."""
+
+    s_m: float  # arc length on the lane [m]
+    kind: str  # map-file name: traffic_light, stop, give_way, crossing
+    light: str  # the light's name ("signal:lane"), "" if none
 
 
 class Network:
