@@ -29,9 +29,7 @@ from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.kernels import layout as lay
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, stamp, to_ns
-from vehicle_sim.nodes.shard_link import HANDOVER
 from vehicle_sim.nodes.traffic_msgs import agent_ids
-from vehicle_sim.nodes.traffic_node import LIGHTS
 from vehicle_sim.paths import config_path
 
 MS = 1_000_000
@@ -71,11 +69,11 @@ class Rig:
         self.subs = [
             node.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, RX),
             node.create_subscription(TrafficLightArray, "traffic/lights", self.lights.append,
-                                     LIGHTS),
+                                     qos.LIGHTS),
             node.create_subscription(TrafficHandover, "traffic/handover", self.handover.append,
-                                     HANDOVER),
+                                     qos.HANDOVER),
             node.create_subscription(TrafficHandover, "traffic/ghosts", self.ghosts.append,
-                                     HANDOVER)]
+                                     qos.HANDOVER)]
         self.clock = node.create_publisher(Clock, "/clock", qos.STREAM)
         self.state = node.create_publisher(VehicleState, "vehicle/state", qos.STATE)
 
