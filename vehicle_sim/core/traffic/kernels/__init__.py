@@ -7,4 +7,8 @@
 - ``agent_vehicle``: the agents' vehicle model (single-track near the ego, kinematic elsewhere);
 - ``neighbours``: per-step lane order and grid; ``exits``: exit draws at lane ends;
 - ``lane_path``: points and projections on the sampled lane paths.
+
+Per-agent helpers that take the bundled Scene / Neighbours tuples (and the small scalar laws) are
+``inline="always"``: as separate compiled calls per agent they made the step 35 % slower
+(measured; most likely the per-call handling of the up to 18 arrays a bundle holds).
 """

@@ -77,7 +77,7 @@ EGO_RANGE_M = 80.0
 LEADER_RANGE_M = 150.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def drive_accel(sc, af, ai, nb, role, stop_s, i):
     """Most restrictive reference acceleration a_r [m/s^2] of agent i (004 sec. 6.2); ``sc`` the
     step's Scene, ``nb`` its Neighbours, ``role`` / ``stop_s`` the junction roles and stop
@@ -105,7 +105,7 @@ def drive_accel(sc, af, ai, nb, role, stop_s, i):
     return a
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _curve_ref(net, af, ai, i, u):
     a, ln, s = 1e9, ai[AI_LANE, i], af[AF_S, i]
     dist = -s
@@ -120,7 +120,7 @@ def _curve_ref(net, af, ai, i, u):
     return a
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steering(net, af, ai, i, dt, wheelbase, max_steer):
     """(delta, delta_P) of 004 eqs. 6-8 for agent i along lane -> next."""
     u = af[AF_U, i]
@@ -136,7 +136,7 @@ def steering(net, af, ai, i, dt, wheelbase, max_steer):
     return delta, delta_p
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def agent_idm(af, i, u0, gap, u_lead):
     """IDM with agent i's own parameters."""
     u = af[AF_U, i]
@@ -144,7 +144,7 @@ def agent_idm(af, i, u0, gap, u_lead):
                af[AF_S0, i])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lane_leader(net, af, ai, nb, i):
     """(gap [m], leader speed) of the nearest agent ahead along lane -> next -> successor."""
     order, start, end = nb.order, nb.start, nb.end
@@ -163,7 +163,7 @@ def lane_leader(net, af, ai, nb, i):
     return 1e9, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def others_accel(sc, af, ai, nb, i, u_des):
     """Most restrictive IDM acceleration of agent i behind other vehicles: its lane leader
     (lane_leader) and the agents and the ego in its corridor (cone_accel). The one place where an
@@ -175,7 +175,7 @@ def others_accel(sc, af, ai, nb, i, u_des):
     return min(a, cone_accel(af, ai, i, u_des, nb, sc.cfg, sc.ego))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cone_accel(af, ai, i, u0, nb, cfg, ego):
     """Most restrictive IDM acceleration over agents (and the ego) ahead in i's corridor."""
     best = 1e9
@@ -199,7 +199,7 @@ def cone_accel(af, ai, i, u0, nb, cfg, ego):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _object_accel(af, i, u0, c, s, other, range_m):
     """IDM reaction of agent i (heading cos c, sin s) to one object (x, y, yaw, speed, length,
     width) within range_m ahead whose footprint is in i's corridor (driver_law.corridor_gap)."""

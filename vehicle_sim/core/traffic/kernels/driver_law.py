@@ -75,7 +75,7 @@ def stop_accel(u, d, dt, b):
     return -u / dt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lookahead(ds_m, curvature_1pm):
     """(look-ahead [m], capped): 004 eq. 6's d_s unless the curve of curvature k [1/m] at the
     look-ahead point is tighter than d_s allows (|k| d_s > LOOKAHEAD_RADIUS_FRACTION): then
@@ -86,7 +86,7 @@ def lookahead(ds_m, curvature_1pm):
     return ds_m, False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pursuit_angle(x, y, yaw, px, py, wheelbase_m):
     """delta_P [rad] of 004 eq. 7 from the CG pose (x, y [m], yaw [rad]) towards the look-ahead
     point (px, py) [m]: atan(wheelbase / R), R the arc tangent to the heading through it."""
@@ -97,7 +97,7 @@ def pursuit_angle(x, y, yaw, px, py, wheelbase_m):
     return math.atan(wheelbase_m * kappa)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_angle(delta_p, delta_p_prev, dt, d_gain_s, max_steer_rad):
     """004 eq. 8: delta = delta_P + c_d d(delta_P)/dt over the step dt [s] (no rate term when
     dt <= 0), clamped to +-max_steer_rad."""
@@ -105,7 +105,7 @@ def steer_angle(delta_p, delta_p_prev, dt, d_gain_s, max_steer_rad):
     return min(max(delta_p + rate_term, -max_steer_rad), max_steer_rad)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def curve_speed(lateral_accel_mps2, curvature_1pm):
     """Curve speed [m/s] sqrt(a_lat / k) at curvature k [1/m]; inf on near-straight lanes."""
     if curvature_1pm > CURVE_MIN_CURVATURE_1PM:
@@ -113,7 +113,7 @@ def curve_speed(lateral_accel_mps2, curvature_1pm):
     return math.inf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def corridor_gap(along_m, lateral_m, cos_rel, own_size, other_size, margin_m):
     """Bumper gap [m] to an object ahead, inf unless it is in one's corridor.
 

@@ -95,7 +95,7 @@ def end_control(net, lights, lane):
     return kind, state, s_line
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def classify(sc, af, ai, nb, i, node_busy):
     """Role, node, connector, sign rank and stop position (s on lane) of agent i."""
     net, cfg, order, end = sc.net, sc.cfg, nb.order, nb.end
@@ -141,7 +141,7 @@ def classify(sc, af, ai, nb, i, node_busy):
     return READY, node, ai[AI_NEXT, i], sign_rank, stop_s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _exit_free(net, af, ai, nb, i):
     out = default_next(net.lane_i, net.succ, ai[AI_NEXT, i])
     if out < 0 or nb.end[out] == nb.start[out]:

@@ -56,7 +56,7 @@ def s_star(af, j, u_lead):
                            (2.0 * math.sqrt(af[AF_A_M, j] * af[AF_B_COMF, j])))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lane_neighbours(af, nb, lane, s):
     """(follower, leader) agent indices around arc length s on a lane (-1 if none)."""
     order, start, end = nb.order, nb.start, nb.end
@@ -72,7 +72,7 @@ def lane_neighbours(af, nb, lane, s):
     return foll, lead
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def try_change(net, af, ai, nb, cfg, i, a_old, touched):
     """Move agent i to a better adjacent lane if safe; returns True if it changed.
 
