@@ -13,17 +13,7 @@ from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route
 from vehicle_sim.core.traffic.lights import GREEN, RED, LightController
 from vehicle_sim.core.traffic.mapfile import load_map
-from vehicle_sim.core.traffic.network import (
-    K_LIGHT,
-    L_LEN,
-    L_NSIG,
-    L_SIG0,
-    L_SPEED,
-    S_KIND,
-    S_LIGHT,
-    S_S,
-    Network,
-)
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import LightParams
 from vehicle_sim.core.vehicle.factory import make_model
 from vehicle_sim.core.vehicle.interface import Controls
@@ -70,10 +60,7 @@ def drive(network, vehicle, t_end_s, start=START, lights=None, agents=None, para
 
 def light_stop_lines(network, lane):
     """(s of the stop line [m], light name) of the lights on a lane."""
-    net = network.net
-    k0 = net.lane_i[lane, L_SIG0]
-    return [(net.sig_f[k, S_S], network.light_names[int(net.sig_f[k, S_LIGHT])])
-            for k in range(k0, k0 + net.lane_i[lane, L_NSIG]) if net.sig_f[k, S_KIND] == K_LIGHT]
+    return [(sg.s_m, sg.light) for sg in network.signals(lane) if sg.kind == "traffic_light"]
 
 
 def test_drives_the_city_for_120_s_on_its_lane_within_limits_and_stops_at_red(network, vehicle):
@@ -105,7 +92,7 @@ def test_drives_the_city_for_120_s_on_its_lane_within_limits_and_stops_at_red(ne
                 worst_lat = max(worst_lat, abs(cmd.lateral_m))
             else:  # junction turns (10 m radius and less)
                 worst_turn = max(worst_turn, abs(cmd.lateral_m))
-            worst_over = max(worst_over, u - network.net.lane_f[lane, L_SPEED])
+            worst_over = max(worst_over, u - network.speed_limit(lane))
             for s_line, name in light_stop_lines(network, lane):
                 bumper = cmd.s_m + half
                 if prev is not None and prev[0] == lane and prev[1] < s_line <= bumper:
@@ -174,12 +161,10 @@ def test_route_follows_the_exit_probabilities_with_its_seed(network):
               for seed in (1, 1, 2, 3, 4)]
     assert routes[0] == routes[1]
     assert len({tuple(r) for r in routes}) > 2
-    net = network.net
     for r in routes:
         for a, b in itertools.pairwise(r):  # each step is a successor of the map
-            k0, n = net.lane_i[a, 4], net.lane_i[a, 5]  # L_SUCC0, L_NSUCC
-            assert b in net.succ[k0:k0 + n].tolist()
-        assert sum(net.lane_f[ln, L_LEN] for ln in r) >= 3000.0
+            assert b in network.successors(a)[0].tolist()
+        assert sum(network.lane_length(ln) for ln in r) >= 3000.0
 
 
 def test_a_reset_of_the_vehicle_restarts_the_route(network, vehicle):

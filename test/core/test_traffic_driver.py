@@ -5,13 +5,16 @@ import numpy as np
 import pytest
 
 from vehicle_sim.core.traffic import agents as ag
-from vehicle_sim.core.traffic import kdriver as kd
+from vehicle_sim.core.traffic.kernels import agent_driver, driver_law
+from vehicle_sim.core.traffic.kernels import layout as lay
+from vehicle_sim.core.traffic.kernels.layout import LF_LEN
 from vehicle_sim.core.traffic.mapfile import map_from_dict
-from vehicle_sim.core.traffic.network import L_LEN, Network
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import LightParams, TrafficParams, ZoneParams
 from vehicle_sim.core.traffic.sim import TrafficSim
+from vehicle_sim.core.units import GRAVITY_MPS2
 
-G = 9.81
+G = GRAVITY_MPS2  # the one gravity of the core (units)
 
 
 def _lane(name, offset=-1.75):
@@ -46,16 +49,16 @@ def sim_on(data: dict, **kw) -> TrafficSim:
 
 def test_pedal_laws_of_004_eqs_10_to_13():
     mu, a_m = 0.8, 1.2
-    assert kd.pedal_accel(0.5, 0.5, 0.05, a_m, 0.0, mu) == pytest.approx(0.5)  # eq. 11
-    assert kd.pedal_accel(3.0, 3.0, 0.05, a_m, 0.0, mu) == pytest.approx(a_m)  # eq. 12
-    assert kd.pedal_accel(-2.0, -2.0, 0.05, a_m, 0.0, mu) == pytest.approx(-2.0)  # eq. 13
-    assert kd.pedal_accel(-30.0, -30.0, 0.05, a_m, 0.0, mu) == pytest.approx(-mu * G)
+    assert driver_law.pedal_accel(0.5, 0.5, 0.05, a_m, 0.0, mu) == pytest.approx(0.5)  # eq. 11
+    assert driver_law.pedal_accel(3.0, 3.0, 0.05, a_m, 0.0, mu) == pytest.approx(a_m)  # eq. 12
+    assert driver_law.pedal_accel(-2.0, -2.0, 0.05, a_m, 0.0, mu) == pytest.approx(-2.0)  # eq. 13
+    assert driver_law.pedal_accel(-30.0, -30.0, 0.05, a_m, 0.0, mu) == pytest.approx(-mu * G)
 
 
 def test_idm_is_zero_at_its_equilibrium_gap():
     u, u0, T, s0 = 8.0, 13.89, 1.0, 2.0
     s_e = (s0 + u * T) / math.sqrt(1 - (u / u0) ** 4)
-    assert kd.idm(u, u0, s_e, 0.0, 1.0, 1.5, T, s0) == pytest.approx(0.0, abs=1e-12)
+    assert driver_law.idm(u, u0, s_e, 0.0, 1.0, 1.5, T, s0) == pytest.approx(0.0, abs=1e-12)
 
 
 def test_lookahead_steering_on_an_arc_gives_atan_h_over_r():
@@ -66,7 +69,7 @@ def test_lookahead_steering_on_an_arc_gives_atan_h_over_r():
     i = sim.spawn(0, 20.0, speed=10.0, profile=ag.MODERATE)
     v = sim.p.vehicle
     h = v.cg_to_front_m + v.cg_to_rear_m
-    _, delta_p = kd.steering(sim.network.net, sim.store.af, sim.store.ai, i, 0.05, h, 1.0)
+    _, delta_p = agent_driver.steering(sim.network.net, sim.store.af, sim.store.ai, i, 0.05, h, 1.0)
     k_lane = k_ref / (1 + k_ref * 1.75)  # lane 1.75 m outside the reference arc
     assert delta_p == pytest.approx(math.atan(h * k_lane), abs=2e-3)
 
@@ -77,15 +80,15 @@ def test_agent_stops_before_a_red_light(profile):
     sim = sim_on(crossing_map())
     lane = sim.network.lane_index("c_f")
     i = sim.spawn(lane, 150.0, speed=10.0, profile=profile)
-    line = sim.network.net.lane_f[lane, L_LEN] - 3.0
+    line = sim.network.net.lane_f[lane, LF_LEN] - 3.0
     names, states = sim.light_states()
     assert states[names.index("tl_c:c_f")] == 2  # red for the first half cycle (100 s)
     worst = -1e9
     for _ in range(int(60 / 0.05)):
         sim.step(0.05)
-        worst = max(worst, sim.store.af[ag.S, i] + 0.5 * sim.store.af[ag.LENGTH, i] - line)
-    front = sim.store.af[ag.S, i] + 0.5 * sim.store.af[ag.LENGTH, i]
-    assert sim.store.af[ag.U, i] < 0.05
+        worst = max(worst, sim.store.af[lay.AF_S, i] + 0.5 * sim.store.af[lay.AF_LENGTH, i] - line)
+    front = sim.store.af[lay.AF_S, i] + 0.5 * sim.store.af[lay.AF_LENGTH, i]
+    assert sim.store.af[lay.AF_U, i] < 0.05
     assert line - front == pytest.approx(0.5, abs=0.5)
     assert worst <= 0.0
 
@@ -93,11 +96,11 @@ def test_agent_stops_before_a_red_light(profile):
 def test_aggressive_driver_very_close_goes_through_red():
     sim = sim_on(crossing_map())
     lane = sim.network.lane_index("c_f")
-    line = sim.network.net.lane_f[lane, L_LEN] - 3.0
+    line = sim.network.net.lane_f[lane, LF_LEN] - 3.0
     i = sim.spawn(lane, line - 2.15 - 1.0, speed=9.0, profile=ag.AGGRESSIVE)
     for _ in range(60):
         sim.step(0.05)
-    assert sim.store.ai[ag.LANE, i] != lane  # it entered the junction
+    assert sim.store.ai[lay.AI_LANE, i] != lane  # it entered the junction
 
 
 def test_follows_ego_at_the_idm_equilibrium_gap():
@@ -111,13 +114,13 @@ def test_follows_ego_at_the_idm_equilibrium_gap():
         sim.step(0.05, ego=(ego_x, y, 0.0, vl))
         ego_x += vl * 0.05
     af = sim.store.af
-    gap = ego_x - af[ag.X, i] - 0.5 * (af[ag.LENGTH, i] + sim.p.vehicle.length_m)
+    gap = ego_x - af[lay.AF_X, i] - 0.5 * (af[lay.AF_LENGTH, i] + sim.p.vehicle.length_m)
     u0 = p.speed_factor * 13.89
     s_e = (p.min_gap_m + vl * p.time_headway_s) / math.sqrt(1 - (vl / u0) ** 4)
-    assert af[ag.U, i] == pytest.approx(vl, abs=0.05)
+    assert af[lay.AF_U, i] == pytest.approx(vl, abs=0.05)
     assert gap == pytest.approx(s_e, abs=0.3)
-    assert abs(af[ag.Y, i] - y) < 0.05  # single-track model keeps the lane
-    assert sim.store.ai[ag.DYN, i] == 1
+    assert abs(af[lay.AF_Y, i] - y) < 0.05  # single-track model keeps the lane
+    assert sim.store.ai[lay.AI_DYN, i] == 1
 
 
 def test_agent_yields_to_ego_in_the_junction():
@@ -126,5 +129,23 @@ def test_agent_yields_to_ego_in_the_junction():
     i = sim.spawn(lane, 200.0, speed=8.0, profile=ag.MODERATE)
     for _ in range(int(30 / 0.05)):
         sim.step(0.05, ego=(-1.75, 2.0, -math.pi / 2, 0.0))  # ego stopped in the junction
-    assert sim.store.ai[ag.LANE, i] == lane and sim.store.af[ag.U, i] < 0.05
+    assert sim.store.ai[lay.AI_LANE, i] == lane and sim.store.af[lay.AF_U, i] < 0.05
     assert np.isfinite(sim.store.af[:, i]).all()
+
+
+def test_corridor_gap_projects_the_other_footprint_on_own_axes():
+    """The one corridor law of agents and ego: gap to the footprint ahead, none when oncoming
+    or beside the corridor (half widths + margin)."""
+    own, car = (4.0, 2.0), (4.0, 2.0)
+    assert driver_law.corridor_gap(20.0, 0.0, 1.0, own, car, 0.4) == pytest.approx(16.0)
+    assert driver_law.corridor_gap(20.0, 0.0, 0.0, own, car, 0.4) == pytest.approx(17.0)  # across
+    assert driver_law.corridor_gap(20.0, 0.0, -1.0, own, car, 0.4) == math.inf  # oncoming
+    assert driver_law.corridor_gap(-5.0, 0.0, 1.0, own, car, 0.4) == math.inf  # behind
+    assert driver_law.corridor_gap(20.0, 2.3, 1.0, own, car, 0.4) < math.inf  # 2.3 <= 1 + 1 + 0.4
+    assert driver_law.corridor_gap(20.0, 2.5, 1.0, own, car, 0.4) == math.inf
+
+
+def test_lookahead_is_capped_at_half_the_curve_radius():
+    assert driver_law.lookahead(8.0, 0.01) == (8.0, False)
+    assert driver_law.lookahead(8.0, 0.1) == (pytest.approx(5.0), True)  # R = 10 m
+    assert driver_law.lookahead(8.0, 1.0)[0] == driver_law.MIN_LOOKAHEAD_M

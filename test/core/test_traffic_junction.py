@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from vehicle_sim.core.traffic import agents as ag
-from vehicle_sim.core.traffic import kjunction as kj
-from vehicle_sim.core.traffic import kstep
+from vehicle_sim.core.traffic.kernels import junction as kj
+from vehicle_sim.core.traffic.kernels import layout as lay
+from vehicle_sim.core.traffic.kernels.agent_vehicle import single_track
 from vehicle_sim.core.traffic.mapfile import map_from_dict
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import TrafficParams, ZoneParams
@@ -33,12 +34,12 @@ def cross(signs: list[dict]) -> TrafficSim:
 
 
 def entry_times(sim: TrafficSim, slots: list[int], seconds: float) -> list[float]:
-    lanes = [sim.store.ai[ag.LANE, i] for i in slots]
+    lanes = [sim.store.ai[lay.AI_LANE, i] for i in slots]
     t_in = [math.inf] * len(slots)
     for _ in range(int(seconds / 0.05)):
         sim.step(0.05)
         for k, i in enumerate(slots):
-            if t_in[k] == math.inf and sim.store.ai[ag.LANE, i] != lanes[k]:
+            if t_in[k] == math.inf and sim.store.ai[lay.AI_LANE, i] != lanes[k]:
                 t_in[k] = sim.time_s
     return t_in
 
@@ -67,15 +68,16 @@ def test_visibility_rule_the_driver_who_sees_the_other_concedes():
     i = sim.spawn(sim.network.lane_index("a_f"), 270.0, speed=5.0)  # 20 m west, heading east
     j = sim.spawn(sim.network.lane_index("c_f"), 260.0, speed=5.0)  # 30 m north, heading south
     af, ai, net = sim.store.af, sim.store.ai, sim.network.net
-    th_i = abs(math.atan2(af[ag.Y, j] - af[ag.Y, i], af[ag.X, j] - af[ag.X, i]) - af[ag.YAW, i])
-    th_j = abs(math.atan2(af[ag.Y, i] - af[ag.Y, j], af[ag.X, i] - af[ag.X, j])
-               - af[ag.YAW, j] + 2 * math.pi) % (2 * math.pi)
+    th_i = abs(math.atan2(af[lay.AF_Y, j] - af[lay.AF_Y, i], af[lay.AF_X, j] - af[lay.AF_X, i])
+               - af[lay.AF_YAW, i])
+    th_j = abs(math.atan2(af[lay.AF_Y, i] - af[lay.AF_Y, j], af[lay.AF_X, i] - af[lay.AF_X, j])
+               - af[lay.AF_YAW, j] + 2 * math.pi) % (2 * math.pi)
     th_j = min(th_j, 2 * math.pi - th_j)
     assert th_j < th_i  # j (farther) has i more in view: j must concede
-    ci, cj = ai[ag.NEXT, i], ai[ag.NEXT, j]
+    ci, cj = ai[lay.AI_NEXT, i], ai[lay.AI_NEXT, j]
     args = (net, af, ai, sim.cfg)
-    assert kj.wins(*args, i, j, 0, 0, False, False, ci, cj)
-    assert not kj.wins(*args, j, i, 0, 0, False, False, cj, ci)
+    assert kj.wins(*args, i, j, (0, False, ci), (0, False, cj))
+    assert not kj.wins(*args, j, i, (0, False, cj), (0, False, ci))
 
 
 def test_single_track_steady_turn_matches_neutral_steer():
@@ -86,8 +88,8 @@ def test_single_track_steady_turn_matches_neutral_steer():
     af, vp = sim.store.af, sim.vp
     delta, u = 0.02, 10.0
     for _ in range(200):
-        af[ag.U, i] = u  # hold the speed: isolate the lateral dynamics
-        kstep.single_track(af, vp, i, 0.0, delta, 0.05)
-    wheelbase = vp[kstep.V_A] + vp[kstep.V_B]
-    assert af[ag.R, i] == pytest.approx(u * delta / wheelbase, rel=1e-3)
+        af[lay.AF_U, i] = u  # hold the speed: isolate the lateral dynamics
+        single_track(af, vp, i, 0.0, delta, 0.05)
+    wheelbase = vp[lay.VP_A] + vp[lay.VP_B]
+    assert af[lay.AF_R, i] == pytest.approx(u * delta / wheelbase, rel=1e-3)
     assert np.isfinite(af[:, i]).all()

@@ -8,8 +8,9 @@ import pytest
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.traffic import geometry as geo
 from vehicle_sim.core.traffic.gridgen import GridSpec, generate
+from vehicle_sim.core.traffic.kernels.layout import LF_TURN
 from vehicle_sim.core.traffic.mapfile import load_map, map_from_dict
-from vehicle_sim.core.traffic.network import L_TURN, Network
+from vehicle_sim.core.traffic.network import Network
 
 MAP = "config/maps/urban_grid.yaml"
 
@@ -46,7 +47,7 @@ def test_fillet_right_turn_has_the_analytic_radius():
 
 def test_connector_turn_signs_follow_rep103():
     net = Network(load_map(MAP), MAP)
-    turns = net.net.lane_f[net.n_street_lanes:, L_TURN]
+    turns = net.net.lane_f[net.n_street_lanes:, LF_TURN]
     assert np.any(turns > 1.5) and np.any(turns < -1.5)  # left (+) and right (-) turns exist
 
 

@@ -4,8 +4,10 @@ import math
 import pytest
 
 from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic.kernels import layout as lay
+from vehicle_sim.core.traffic.kernels.layout import LF_LEN
 from vehicle_sim.core.traffic.mapfile import map_from_dict
-from vehicle_sim.core.traffic.network import L_LEN, Network
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import LightParams, TrafficParams, ZoneParams
 from vehicle_sim.core.traffic.sim import TrafficSim
 
@@ -46,14 +48,14 @@ def test_yellow_onset_dilemma_depends_on_the_profile(profile, goes):
     while sim.time_s < green_end - 1e-9:
         sim.step(DT)
     lane = sim.network.lane_index("a_f")
-    line = sim.network.net.lane_f[lane, L_LEN] - 3.0
+    line = sim.network.net.lane_f[lane, LF_LEN] - 3.0
     i = sim.spawn(lane, line - 25.0 - 0.5 * sim.p.vehicle.length_m, speed=11.0, profile=profile)
     for _ in range(int(10 / DT)):
         sim.step(DT)
-    entered = sim.store.ai[ag.LANE, i] != lane
+    entered = sim.store.ai[lay.AI_LANE, i] != lane
     assert entered == goes
     if not goes:
-        assert sim.store.af[ag.S, i] + 0.5 * sim.store.af[ag.LENGTH, i] <= line
+        assert sim.store.af[lay.AF_S, i] + 0.5 * sim.store.af[lay.AF_LENGTH, i] <= line
 
 
 @pytest.mark.parametrize("profile, v_min_range", [(ag.AGGRESSIVE, (12.0, 99.0)),
@@ -65,10 +67,10 @@ def test_stop_sign_on_an_empty_junction(profile, v_min_range):
     lane = sim.network.lane_index("c_f")
     i = sim.spawn(lane, 150.0, speed=13.0, profile=profile)
     v_min = 99.0
-    while sim.store.ai[ag.LANE, i] == lane and sim.time_s < 60.0:
+    while sim.store.ai[lay.AI_LANE, i] == lane and sim.time_s < 60.0:
         sim.step(DT)
-        v_min = min(v_min, sim.store.af[ag.U, i])
-    assert sim.store.ai[ag.LANE, i] != lane  # everyone eventually crosses
+        v_min = min(v_min, sim.store.af[lay.AF_U, i])
+    assert sim.store.ai[lay.AI_LANE, i] != lane  # everyone eventually crosses
     assert v_min_range[0] <= v_min <= v_min_range[1]
 
 
@@ -79,8 +81,8 @@ def test_only_passive_drivers_slow_at_zebra_crossings(profile, passive):
     desired = sim.p.passive.speed_factor * 13.89 if passive else 13.89
     i = sim.spawn(0, 100.0, speed=desired, profile=profile)
     v_at = None
-    while sim.store.af[ag.S, i] < 700.0 - 0.5 * sim.p.vehicle.length_m:
+    while sim.store.af[lay.AF_S, i] < 700.0 - 0.5 * sim.p.vehicle.length_m:
         sim.step(DT)
-        v_at = sim.store.af[ag.U, i]
+        v_at = sim.store.af[lay.AF_U, i]
     factor = sim.p.passive.crossing_speed_factor if passive else 1.0
     assert v_at == pytest.approx(factor * desired, abs=0.3)

@@ -7,6 +7,7 @@ import pytest
 
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.collisions import collisions
+from vehicle_sim.core.traffic.kernels import layout as lay
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import TrafficParams, ZoneParams
@@ -29,17 +30,17 @@ def city(network, n=200, seed=1, **zone):
 def test_ten_minutes_whole_city_without_collision_or_deadlock(network):
     sim = city(network, 200)
     assert sim.n_agents == 200
-    hops0 = sim.store.ai[ag.HOPS].copy()
+    hops0 = sim.store.ai[lay.AI_HOPS].copy()
     worst_wait, overlaps = 0.0, 0
     for k in range(int(600 / DT)):
         sim.step(DT)
         if k % 5 == 0:
             overlaps += len(collisions(sim.agents()))
-            worst_wait = max(worst_wait, sim.store.af[ag.WAIT_T].max())
-    moved = sim.store.ai[ag.HOPS] - hops0
+            worst_wait = max(worst_wait, sim.store.af[lay.AF_WAIT_T].max())
+    moved = sim.store.ai[lay.AI_HOPS] - hops0
     assert overlaps == 0
     assert worst_wait < 150.0  # longest standstill: a few light cycles / give-way queues
-    assert np.mean(moved[sim.store.ai[ag.ACTIVE] == ag.OWNED] >= 10) > 0.95
+    assert np.mean(moved[sim.store.ai[lay.AI_ACTIVE] == lay.OWNED] >= 10) > 0.95
 
 
 def test_agents_on_the_single_track_model_keep_to_their_junction_turns(network):
@@ -100,21 +101,21 @@ def test_hand_over_round_trip_preserves_agent_state(network):
     b = TrafficSim(network, params, seed=5, owned_sectors=east, owner_id=2)
     lane = network.lane_index("h2_0_f0")  # eastbound on the avenue towards x = 200
     i = a.spawn(lane, 60.0, speed=10.0)
-    uid = a.store.ai[ag.UID, i]
+    uid = a.store.ai[lay.AI_UID, i]
     records = np.zeros((0, ag.N_REC))
     for _ in range(int(40 / DT)):
         a.step(DT)
         records = a.take_departures()
         if len(records):
             break
-    assert len(records) == 1 and records[0, ag.N_F + ag.UID] == uid
+    assert len(records) == 1 and records[0, lay.N_AF + lay.AI_UID] == uid
     assert records.nbytes == ag.N_REC * 8 and 200 <= records.nbytes <= 1000
     assert a.n_agents == 0
     slot = b.accept(records)
     back = ag.pack(b.store, slot)
     assert np.array_equal(back, records)  # every float and int field identical
     b.step(DT)
-    assert b.store.af[ag.X, slot[0]] > records[0, ag.X]  # and it drives on in b
+    assert b.store.af[lay.AF_X, slot[0]] > records[0, lay.AF_X]  # and it drives on in b
 
 
 def test_ghosts_are_read_only_obstacles(network):

@@ -26,11 +26,10 @@ from vehicle_sim.msg import (
 from visualization_msgs.msg import Marker, MarkerArray
 
 from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic.kernels import layout as lay
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, stamp, to_ns
-from vehicle_sim.nodes.shard_link import HANDOVER
 from vehicle_sim.nodes.traffic_msgs import agent_ids
-from vehicle_sim.nodes.traffic_node import LIGHTS
 from vehicle_sim.paths import config_path
 
 MS = 1_000_000
@@ -70,11 +69,11 @@ class Rig:
         self.subs = [
             node.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, RX),
             node.create_subscription(TrafficLightArray, "traffic/lights", self.lights.append,
-                                     LIGHTS),
+                                     qos.LIGHTS),
             node.create_subscription(TrafficHandover, "traffic/handover", self.handover.append,
-                                     HANDOVER),
+                                     qos.HANDOVER),
             node.create_subscription(TrafficHandover, "traffic/ghosts", self.ghosts.append,
-                                     HANDOVER)]
+                                     qos.HANDOVER)]
         self.clock = node.create_publisher(Clock, "/clock", qos.STREAM)
         self.state = node.create_publisher(VehicleState, "vehicle/state", qos.STATE)
 
@@ -290,10 +289,10 @@ def test_two_shards_hand_agents_over_and_conserve_them(rig, start_node, tmp_path
     for h in rig.handover:
         assert h.to_owner == 1 - h.from_owner and h.record_size == ag.N_REC
         rec = np.asarray(h.records).reshape(-1, ag.N_REC)
-        ids = agent_ids(np.rint(rec[:, ag.N_F + ag.UID]).astype(np.int64)).tolist()
+        ids = agent_ids(np.rint(rec[:, lay.N_AF + lay.AI_UID]).astype(np.int64)).tolist()
         sent.setdefault(to_ns(h.header.stamp), set()).update(ids)
         to_owner.update({(to_ns(h.header.stamp), i): h.to_owner for i in ids})
-        state.update({(to_ns(h.header.stamp), i): r[[ag.X, ag.Y, ag.U]]
+        state.update({(to_ns(h.header.stamp), i): r[[lay.AF_X, lay.AF_Y, lay.AF_U]]
                       for i, r in zip(ids, rec)})
     both = sorted(set(owned[0]) & set(owned[1]))
     assert len(both) > steps * 0.9

@@ -22,7 +22,7 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 
-from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic.agents import record_positions
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams, shard_of_sector
 from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.core.traffic.zone import Sectors
@@ -107,8 +107,7 @@ class ShardLink:
         rec = self.sim.take_departures()
         if not len(rec) and not self.p.lockstep:
             return
-        # records are the agent's float row first: columns ag.X, ag.Y are its map position
-        dest = shard_of_sector(self.sectors, self.sectors.of(rec[:, ag.X], rec[:, ag.Y]),
+        dest = shard_of_sector(self.sectors, self.sectors.of(*record_positions(rec)),
                                self.p.shard_count)
         others = [i for i in range(self.p.shard_count) if i != self.p.shard_index]
         for to in others if self.p.lockstep else np.unique(dest).tolist():

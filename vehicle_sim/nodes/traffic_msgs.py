@@ -15,8 +15,7 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from vehicle_sim.core.traffic import agents as ag
-from vehicle_sim.core.traffic.kpath import eval_lane
-from vehicle_sim.core.traffic.network import K_CROSSING, L_NSIG, L_SIG0, S_KIND, S_S, Network
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.msg import (
     TrafficAgent,
     TrafficAgentArray,
@@ -30,7 +29,7 @@ from vehicle_sim.nodes import conversions as conv
 # core profile code (0 aggressive, 1 moderate, 2 passive) -> TrafficAgent.PROFILE_*
 PROFILE_TO_MSG = (TrafficAgent.PROFILE_AGGRESSIVE, TrafficAgent.PROFILE_MODERATE,
                   TrafficAgent.PROFILE_PASSIVE)
-STOPPED_BELOW_MPS = 0.1  # the core's own "waiting" threshold (kstep: WAIT_T grows below 0.1)
+STOPPED_BELOW_MPS = 0.1  # the core's own "waiting" threshold (agent_vehicle: WAIT_T grows below)
 CORE_UID_BLOCK_BITS = 40  # sim.UID_BLOCK = 1 << 40 (uid = creating owner << 40 | counter)
 ID_COUNTER_BITS = 24  # TrafficAgent.id = creating owner << 24 | counter (uint32, <= 256 owners)
 AGENT_Z_M = 0.0  # agents drive on the flat map (z of the CG not modelled by 004)
@@ -168,13 +167,7 @@ def _put(buf: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
 def light_positions(network: Network) -> tuple[np.ndarray, np.ndarray]:
     """Map positions [m] (k, 2) of the vehicle lights (stop line at the lane end) and of the
     pedestrian lights (the crossing on their lane)."""
-    net = network.net
-    ped = np.zeros((len(network.ped_lane), 2))
-    for k, lane in enumerate(network.ped_lane):
-        rows = net.sig_f[net.lane_i[lane, L_SIG0]:net.lane_i[lane, L_SIG0] + net.lane_i[lane, L_NSIG]]
-        s = rows[rows[:, S_KIND] == K_CROSSING, S_S]
-        ped[k] = eval_lane(net.pts, net.lane_i, lane, float(s[0]))[:2]
-    return network.light_xy.reshape(-1, 2), ped
+    return network.light_xy.reshape(-1, 2), network.pedestrian_light_xy()
 
 
 def lights_msg(names: list[str], states: np.ndarray, xy: np.ndarray, ped_names: list[str],

@@ -6,9 +6,12 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
 - Route: :class:`~vehicle_sim.core.ego.route.Route` from the street lane best matching the first
   pose (the ego may start off the lane: pure pursuit towards the lane's extension drives onto it);
   chosen again when the ego jumps (> ``JUMP_M`` from its route) or simulation time goes back.
-- Steering (004 eqs. 6-8): look-ahead d_s = t_s u + d_0 along the route; delta_P = atan(h / R),
-  R the arc through the CG tangent to u through the look-ahead point (1/R = 2 y_b / (x_b^2 + y_b^2)
-  in the body frame); delta = delta_P + c_d d(delta_P)/dt; clamped to the vehicle limit.
+- The laws are the traffic agents' own (core.traffic.kernels.driver_law, one copy); the ego
+  brings its route and its leader search.
+- Steering (004 eqs. 6-8): look-ahead d_s = t_s u + d_0 along the route, capped in tight curves;
+  delta_P = atan(h / R), R the arc through the CG tangent to u through the look-ahead point
+  (1/R = 2 y_b / (x_b^2 + y_b^2) in the body frame); delta = delta_P + c_d d(delta_P)/dt; clamped
+  to the vehicle limit.
 - Speed (004 eq. 9, most restrictive reference): the current lane's speed limit minus
   ``cruise_margin_mps`` at the look-ahead distance d_s; a lower limit of a later lane at its
   start, the curve speed sqrt(a_lat / k_max) of each lane ahead, the give-way speed, and stops
@@ -16,8 +19,9 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
   route: front bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep
   law) each enter once their distance is within the comfortable braking distance
   (u^2 - u_r^2) / (2 b) + d_s (before that eq. 9 would only cap the acceleration); the nearest
-  traffic agent in the route corridor gives the IDM acceleration (kdriver.idm) with its speed
-  along the route. Zebra and signalised crossings are ignored (no pedestrians are simulated).
+  traffic agent in the route corridor (driver_law.corridor_gap, margin ``corridor_margin_m``)
+  gives the IDM acceleration (driver_law.idm) with its speed along the route. Zebra and
+  signalised crossings are ignored (no pedestrians are simulated).
 - Pedals (004 eqs. 10-13): a = min(a_r, a_m) + c_d da_r/dt when accelerating, max(a_r, -mu g)
   when braking; the force m a + rolling resistance + drag is mapped to the throttle through the
   vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004) or to the brake
@@ -35,25 +39,9 @@ import numpy as np
 
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
-from vehicle_sim.core.traffic.kdriver import LOOKAHEAD_RADIUS_FRACTION, ONCOMING_COS, idm, ref_accel
-from vehicle_sim.core.traffic.kpath import eval_lane, project
-from vehicle_sim.core.traffic.kstep import stop_accel
+from vehicle_sim.core.traffic.kernels import driver_law as law
 from vehicle_sim.core.traffic.lights import RED, YELLOW
-from vehicle_sim.core.traffic.network import (
-    K_GIVEWAY,
-    K_LIGHT,
-    K_STOP,
-    L_KMAX,
-    L_LEN,
-    L_NSIG,
-    L_SIG0,
-    L_SKMAX,
-    L_SPEED,
-    S_KIND,
-    S_LIGHT,
-    S_S,
-    Network,
-)
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.params import VehicleParams
 
@@ -83,12 +71,16 @@ class Command:
 def warm_up(network: Network) -> None:
     """Compile (or load from numba's cache) every kernel the autopilot calls, without changing
     any state: call it before the control loop so the first commands are not late."""
-    net = network.net
-    eval_lane(net.pts, net.lane_i, 0, 0.0)
-    project(net.pts, net.lane_i, 0, 0.0, 0.0, 0.0)
-    ref_accel(1.0, 0.0, 1.0)
-    stop_accel(0.0, 1.0, 0.02, 1.0)
-    idm(1.0, 1.0, 10.0, 0.0, 1.0, 1.0, 1.0, 1.0)
+    network.point(0, 0.0)
+    network.locate(0, 0.0, 0.0, 0.0)
+    law.ref_accel(1.0, 0.0, 1.0)
+    law.stop_accel(0.0, 1.0, 0.02, 1.0)
+    law.idm(1.0, 1.0, 10.0, 0.0, 1.0, 1.0, 1.0, 1.0)
+    law.lookahead(1.0, 0.0)
+    law.pursuit_angle(0.0, 0.0, 0.0, 1.0, 0.0, 1.0)
+    law.steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
+    law.curve_speed(1.0, 0.1)
+    law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
 
 
 class Autopilot:
@@ -105,8 +97,8 @@ class Autopilot:
         self._a_prev = 0.0
         self._cleared_stops: set[tuple[int, float]] = set()
         c = vehicle.chassis
-        self.half_length_m, self.width_m, self.wheelbase_m = 0.5 * c.length_m, c.width_m, \
-            c.wheelbase_m
+        self.length_m, self.width_m, self.wheelbase_m = c.length_m, c.width_m, c.wheelbase_m
+        self.half_length_m = 0.5 * c.length_m
 
     # ---------------------------------------------------------------- inputs
     def set_lights(self, states: Mapping[str, int]) -> None:
@@ -170,34 +162,32 @@ class Autopilot:
         self.route.s_m = best[1]
 
     def _steer(self, x: float, y: float, yaw: float, ds: float, dt: float) -> float:
-        """004 eqs. 6-8: pure pursuit from the CG plus the derivative term; the look-ahead is at
-        most half the radius of the curve there, as for the traffic agents (kdriver)."""
+        """004 eqs. 6-8 (driver_law): pure pursuit from the CG plus the derivative term; the
+        look-ahead is capped in tight curves as for the traffic agents."""
         px, py, _, k = self.route.point_ahead(ds)
-        if abs(k) * ds > LOOKAHEAD_RADIUS_FRACTION:  # a tight curve ahead: a nearer point
-            px, py, _, _ = self.route.point_ahead(max(LOOKAHEAD_RADIUS_FRACTION / abs(k), 1.0))
-        c, s = math.cos(yaw), math.sin(yaw)
-        bx, by = c * (px - x) + s * (py - y), -s * (px - x) + c * (py - y)
-        kappa = 2.0 * by / max(bx * bx + by * by, 1e-6)
-        delta_p = math.atan(self.wheelbase_m * kappa)
-        rate = (delta_p - self._delta_p_prev) / dt if dt > 0.0 else 0.0
+        ds, capped = law.lookahead(ds, k)
+        if capped:  # a tight curve ahead: a nearer point
+            px, py, _, _ = self.route.point_ahead(ds)
+        delta_p = law.pursuit_angle(x, y, yaw, px, py, self.wheelbase_m)
+        delta = law.steer_angle(delta_p, self._delta_p_prev, dt, self.p.steer_d_gain_s,
+                                self.v.steering.max_road_wheel_angle_rad)
         self._delta_p_prev = delta_p
-        limit = self.v.steering.max_road_wheel_angle_rad
-        return min(max(delta_p + self.p.steer_d_gain_s * rate, -limit), limit)
+        return delta
 
     def _reference(self, u: float, ds: float) -> tuple[float, str]:
         """Most restrictive reference acceleration a_r [m/s^2] (004 eq. 9) and its name."""
-        p, net, route = self.p, self.network.net, self.route
+        p, network, route = self.p, self.network, self.route
         refs: list[tuple[float, str]] = []
         for idx, lane, start in route.lanes_ahead(p.horizon_m):
-            u_lim = max(net.lane_f[lane, L_SPEED] - p.cruise_margin_mps, 0.0)
+            u_lim = max(network.speed_limit(lane) - p.cruise_margin_mps, 0.0)
             if idx == route.first:  # the current lane: its limit at the look-ahead distance
-                refs.append((ref_accel(u_lim, u, ds), "speed_limit"))
+                refs.append((law.ref_accel(u_lim, u, ds), "speed_limit"))
             else:
                 refs.append((self._slow(u_lim, u, start, ds), "speed_limit"))
-            k = net.lane_f[lane, L_KMAX]
-            if k > 1e-3 and start + net.lane_f[lane, L_LEN] > 0.0:  # kstep._curve_ref
-                u_c = math.sqrt(p.lateral_accel_mps2 / k)
-                refs.append((self._slow(u_c, u, start + net.lane_f[lane, L_SKMAX], ds), "curve"))
+            k_max, s_k_max = network.sharpest_curve(lane)
+            u_c = law.curve_speed(p.lateral_accel_mps2, k_max)
+            if u_c < math.inf and start + network.lane_length(lane) > 0.0:
+                refs.append((self._slow(u_c, u, start + s_k_max, ds), "curve"))
             refs.extend(self._signals(idx, lane, start, u, ds))
         if route.dead_end:
             end = sum(route.length(ln) for ln in route.lanes) - route.s_m
@@ -210,45 +200,43 @@ class Autopilot:
         braking distance (u^2 - u_r^2) / (2 b) plus the look-ahead d_s (inf before)."""
         if u <= u_r or d > (u * u - u_r * u_r) / (2.0 * self.p.comfort_decel_mps2) + ds:
             return math.inf
-        return ref_accel(u_r, u, max(d, 0.0))
+        return law.ref_accel(u_r, u, max(d, 0.0))
 
     def _stop(self, u: float, line_ahead_m: float, ds: float) -> float:
         """Stop the front bumper ``stop_margin_m`` before a line ``line_ahead_m`` from the CG:
-        the traffic core's creep law (kstep.stop_accel), within braking distance + d_s."""
+        the traffic core's creep law (driver_law.stop_accel), within braking distance + d_s."""
         b = self.p.comfort_decel_mps2
         d = line_ahead_m - self.half_length_m - self.p.stop_margin_m
         if d > u * u / (2.0 * b) + ds:
             return math.inf
-        return stop_accel(u, d, 1.0 / self.p.control_rate_hz, b)
+        return law.stop_accel(u, d, 1.0 / self.p.control_rate_hz, b)
 
     def _signals(self, idx: int, lane: int, start: float, u: float, ds: float
                  ) -> list[tuple[float, str]]:
         """References of the lights, stop and give-way signs on one lane of the route."""
-        p, net, out = self.p, self.network.net, []
-        k0 = int(net.lane_i[lane, L_SIG0])
-        for k in range(k0, k0 + int(net.lane_i[lane, L_NSIG])):
-            s_sig, kind = net.sig_f[k, S_S], int(net.sig_f[k, S_KIND])
+        p, out = self.p, []
+        for s_sig, kind, light in self.network.signals(lane):
             ahead = start + s_sig  # CG to the line [m]
             if ahead - self.half_length_m < -PASSED_LINE_M:
                 continue
             d = ahead - self.half_length_m - p.stop_margin_m  # to the stop point
-            if kind == K_LIGHT:
-                state = self.lights.get(self.network.light_names[int(net.sig_f[k, S_LIGHT])])
+            if kind == "traffic_light":
+                state = self.lights.get(light)
                 if state == RED or (state == YELLOW and
                                     u * u <= 2.0 * p.yellow_stop_decel_mps2 * max(d, 0.1)):
                     out.append((self._stop(u, ahead, ds),
                                 "red_light" if state == RED else "yellow_light"))
-            elif kind == K_STOP and (idx, s_sig) not in self._cleared_stops:
+            elif kind == "stop" and (idx, s_sig) not in self._cleared_stops:
                 if u < p.stop_sign_speed_mps and d < 1.0:
                     self._cleared_stops.add((idx, s_sig))
                 else:
                     out.append((self._stop(u, ahead, ds), "stop_sign"))
-            elif kind == K_GIVEWAY and d > 0.0:
+            elif kind == "give_way" and d > 0.0:
                 out.append((self._slow(p.give_way_speed_mps, u, d, ds), "give_way"))
         return out
 
     def _leader(self, u: float) -> tuple[float, str]:
-        """IDM reaction to the nearest agent in the route corridor ahead (kdriver._corridor)."""
+        """IDM reaction to the nearest agent in the route corridor ahead (driver_law)."""
         p, a = self.p, self.agents
         if len(a) == 0:
             return math.inf, "leader"
@@ -266,19 +254,16 @@ class Autopilot:
         along = line[j, 3] + dx * np.cos(h) + dy * np.sin(h)
         lat = -dx * np.sin(h) + dy * np.cos(h)
         cr = np.cos(a[:, 2] - h)
-        sr = np.sqrt(np.maximum(0.0, 1.0 - cr * cr))
-        half_lat = 0.5 * (a[:, 4] * sr + a[:, 5] * np.abs(cr))
-        half_lon = 0.5 * (a[:, 4] * np.abs(cr) + a[:, 5] * sr)
-        ok = (along > 0.0) & (cr >= ONCOMING_COS) & \
-             (np.abs(lat) <= 0.5 * self.width_m + half_lat + p.corridor_margin_m)
-        if not ok.any():
+        own = (self.length_m, self.width_m)
+        gap = np.array([law.corridor_gap(along[k], lat[k], cr[k], own, (a[k, 4], a[k, 5]),
+                                         p.corridor_margin_m) for k in range(len(a))])
+        k = int(np.argmin(gap))
+        if gap[k] == math.inf:
             return math.inf, "leader"
-        gap = along - self.half_length_m - half_lon
-        k = int(np.argmin(np.where(ok, gap, np.inf)))
-        u0 = max(self.network.net.lane_f[route.lane, L_SPEED] - p.cruise_margin_mps, 0.1)
+        u0 = max(self.network.speed_limit(route.lane) - p.cruise_margin_mps, 0.1)
         u_lead = max(0.0, a[k, 3] * cr[k])
-        return idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
-                   p.time_headway_s, p.min_gap_m), "leader"
+        return law.idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
+                       p.time_headway_s, p.min_gap_m), "leader"
 
     def _accel(self, a_r: float, dt: float) -> float:
         """004 eqs. 10-13 as an acceleration: capped at a_m accelerating, mu g braking."""

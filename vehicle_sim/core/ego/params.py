@@ -52,7 +52,7 @@ class EgoDriverParams:
                             doc="route look-ahead for lights, signs, curves and leaders "
                                 "(traffic core LEADER_RANGE_M)")
     corridor_margin_m: float = spec(0.4, unit="m", ge=0.0,
-                                    doc="lateral margin of the leader corridor (kdriver)")
+                                    doc="lateral margin of the leader corridor (driver_law)")
     max_start_distance_m: float = spec(30.0, unit="m", gt=0.0,
                                        doc="start refused (brake) if no lane is this near")
     lockstep: bool = spec(False, doc="work on /clock ticks once each tick's inputs are in, and "

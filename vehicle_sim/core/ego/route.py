@@ -14,8 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from vehicle_sim.core.traffic.kpath import eval_lane, project
-from vehicle_sim.core.traffic.network import L_LEN, L_NP, L_NSUCC, L_P0, L_SUCC0, Network
+from vehicle_sim.core.traffic.network import Network
 
 HEADING_WEIGHT_M = 10.0  # start-lane cost: 1 - cos(heading error) weighs like 10 m of distance
 
@@ -26,11 +25,9 @@ def nearest_lane(network: Network, x: float, y: float, yaw: float) -> tuple[int,
     Cost = distance to the lane's centre line + HEADING_WEIGHT_M * (1 - cos(heading error));
     lanes heading more than 90 deg away are skipped. Raises ValueError if none qualifies.
     """
-    net = network.net
     best, best_cost, best_d = -1, math.inf, math.inf
     for lane in range(network.n_street_lanes):
-        p0, n = net.lane_i[lane, L_P0], net.lane_i[lane, L_NP]
-        pts = net.pts[p0:p0 + n]
+        pts = network.paths[lane]
         a, b = pts[:-1, :2], pts[1:, :2]
         ab = b - a
         t = np.clip(((x - a[:, 0]) * ab[:, 0] + (y - a[:, 1]) * ab[:, 1]) /
@@ -66,30 +63,27 @@ class Route:
         return self.lanes[0]
 
     def length(self, lane: int) -> float:
-        return float(self.network.net.lane_f[lane, L_LEN])
+        return self.network.lane_length(lane)
 
     def _extend(self) -> None:
-        net = self.network.net
         ahead = sum(self.length(ln) for ln in self.lanes) - self.s_m
         while ahead < self.horizon_m and not self.dead_end:
             last = self.lanes[-1]
-            k0, n = net.lane_i[last, L_SUCC0], net.lane_i[last, L_NSUCC]
-            if n == 0:
+            lanes, cum = self.network.successors(last)
+            if len(lanes) == 0:
                 self.dead_end = True
                 break
-            cum = net.succ_cum[k0:k0 + n]
-            pick = min(int(np.searchsorted(cum, self.rng.random(), side="right")), n - 1)
-            nxt = int(net.succ[k0 + pick])
+            pick = min(int(np.searchsorted(cum, self.rng.random(), side="right")), len(lanes) - 1)
+            nxt = int(lanes[pick])
             self.lanes.append(nxt)
             ahead += self.length(nxt)
 
     def localize(self, x: float, y: float, s_guess: float | None = None) -> None:
         """Update s and lateral offset from the position (x, y) [m]; advances past lane ends."""
-        net = self.network.net
         if s_guess is None:
             s_guess = self.s_m
         while True:
-            s, lat = project(net.pts, net.lane_i, self.lane, s_guess, x, y)
+            s, lat = self.network.locate(self.lane, s_guess, x, y)
             length = self.length(self.lane)
             if s <= length or len(self.lanes) == 1:
                 break
@@ -101,11 +95,10 @@ class Route:
 
     def point_ahead(self, ds: float) -> tuple[float, float, float, float]:
         """(x, y, heading, curvature) ds [m] ahead of the current position along the route."""
-        net = self.network.net
         s = self.s_m + ds
         for i, lane in enumerate(self.lanes):
             if s <= self.length(lane) or i == len(self.lanes) - 1:
-                return eval_lane(net.pts, net.lane_i, lane, s)
+                return self.network.point(lane, s)
             s -= self.length(lane)
         raise AssertionError("unreachable")
 

@@ -1,53 +1,69 @@
 """Agent storage: struct-of-arrays with preallocated capacity, and fixed-size hand-over records.
 
-``af[FIELD, i]`` (float64) and ``ai[FIELD, i]`` (int64) hold agent i; each field is a contiguous
-row. Pose (x, y, yaw) is the CG in the map frame (ENU, rad); (u, v, r) are body-frame velocities
-[m/s, m/s, rad/s] of 004 eqs. 1-3; ``s`` is the arc length [m] of the CG's projection on ``lane``.
+``af[AF_*, i]`` (float64) and ``ai[AI_*, i]`` (int64) hold agent i; each field is a contiguous
+row (the field indices and their frames are in ``kernels.layout``).
 A record (``pack``) is the agent's float row followed by its int row as float64: 8 * N_REC bytes.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from vehicle_sim.core.traffic.kernels.layout import (
+    AF_A_LAT,
+    AF_A_M,
+    AF_B_COMF,
+    AF_CD_ACC,
+    AF_CD_STEER,
+    AF_CROSS_FACTOR,
+    AF_D0,
+    AF_GW_SPEED,
+    AF_RED_RUN,
+    AF_S0,
+    AF_STOP_SPEED,
+    AF_T_HW,
+    AF_TS,
+    AF_V_FACTOR,
+    AF_X,
+    AF_Y,
+    AF_YELLOW_DEC,
+    AI_ACTIVE,
+    AI_NEXT,
+    FREE,
+    N_AF,
+    N_AI,
+    OWNED,
+)
 from vehicle_sim.core.traffic.params import DriverProfile, TrafficParams
 
-# float fields: state, driver memory, then per-agent driver parameters (instance data)
-(X, Y, YAW, U, V, R, S, DELTA, DELTA_P_PREV, AR_PREV, LAT_OFF, WAIT_T, TICKET, ACCEL,
- TS, D0, CD_STEER, A_M, B_COMF, T_HW, S0, V_FACTOR, A_LAT, YELLOW_DEC, RED_RUN, STOP_SPEED,
- GW_SPEED, CROSS_FACTOR, CD_ACC, LENGTH, WIDTH) = range(31)
-N_F = 31
-PROFILE_FIELDS = ((TS, "lookahead_time_s"), (D0, "lookahead_min_m"), (CD_STEER, "steer_d_gain_s"),
-                  (A_M, "accel_mean_mps2"), (B_COMF, "comfort_decel_mps2"),
-                  (T_HW, "time_headway_s"), (S0, "min_gap_m"), (V_FACTOR, "speed_factor"),
-                  (A_LAT, "lateral_accel_mps2"), (YELLOW_DEC, "yellow_stop_decel_mps2"),
-                  (RED_RUN, "red_run_distance_m"), (STOP_SPEED, "stop_sign_speed_mps"),
-                  (GW_SPEED, "give_way_speed_mps"), (CROSS_FACTOR, "crossing_speed_factor"),
-                  (CD_ACC, "accel_d_gain_s"))
-# int fields
-(ACTIVE, LANE, NEXT, UID, PROFILE, IGNORE_SIGNS, COMMIT, GO, DYN, HOPS, REMOVE) = range(11)
-N_I = 11
-FREE, OWNED, GHOST = 0, 1, 2
+PROFILE_FIELDS = ((AF_TS, "lookahead_time_s"), (AF_D0, "lookahead_min_m"),
+                  (AF_CD_STEER, "steer_d_gain_s"), (AF_A_M, "accel_mean_mps2"),
+                  (AF_B_COMF, "comfort_decel_mps2"), (AF_T_HW, "time_headway_s"),
+                  (AF_S0, "min_gap_m"), (AF_V_FACTOR, "speed_factor"),
+                  (AF_A_LAT, "lateral_accel_mps2"), (AF_YELLOW_DEC, "yellow_stop_decel_mps2"),
+                  (AF_RED_RUN, "red_run_distance_m"), (AF_STOP_SPEED, "stop_sign_speed_mps"),
+                  (AF_GW_SPEED, "give_way_speed_mps"), (AF_CROSS_FACTOR, "crossing_speed_factor"),
+                  (AF_CD_ACC, "accel_d_gain_s"))
 AGGRESSIVE, MODERATE, PASSIVE = 0, 1, 2
 PROFILE_NAMES = ("aggressive", "moderate", "passive")
-N_REC = N_F + N_I
+N_REC = N_AF + N_AI
 
 
 class AgentStore:
     """Preallocated agent arrays (no per-agent Python objects)."""
 
     def __init__(self, capacity: int):
-        self.af = np.zeros((N_F, capacity))
-        self.ai = np.zeros((N_I, capacity), dtype=np.int64)
-        self.ai[NEXT] = -1
+        self.af = np.zeros((N_AF, capacity))
+        self.ai = np.zeros((N_AI, capacity), dtype=np.int64)
+        self.ai[AI_NEXT] = -1
         self.capacity = capacity
 
     def free_slots(self, n: int) -> np.ndarray:
         """Up to ``n`` indices of free slots."""
-        return np.flatnonzero(self.ai[ACTIVE] == FREE)[:n]
+        return np.flatnonzero(self.ai[AI_ACTIVE] == FREE)[:n]
 
     def active(self, kind: int = OWNED) -> np.ndarray:
         """Indices of agents of the given kind (OWNED or GHOST)."""
-        return np.flatnonzero(self.ai[ACTIVE] == kind)
+        return np.flatnonzero(self.ai[AI_ACTIVE] == kind)
 
 
 def draw_profiles(params: TrafficParams, n: int, rng: np.random.Generator,
@@ -72,6 +88,11 @@ def pack(store: AgentStore, idx: np.ndarray) -> np.ndarray:
     return np.concatenate((store.af[:, idx].T, store.ai[:, idx].T.astype(np.float64)), axis=1)
 
 
+def record_positions(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Map positions x, y [m] of the agents in records (``pack``)."""
+    return records[:, AF_X], records[:, AF_Y]
+
+
 def unpack(store: AgentStore, records: np.ndarray, kind: int) -> np.ndarray:
     """Write records into free slots as OWNED or GHOST agents; returns the slots used."""
     records = np.atleast_2d(np.asarray(records, dtype=np.float64))
@@ -82,7 +103,7 @@ def unpack(store: AgentStore, records: np.ndarray, kind: int) -> np.ndarray:
     slots = store.free_slots(len(records))
     if len(slots) < len(records):
         raise RuntimeError(f"agent capacity {store.capacity} exhausted")
-    store.af[:, slots] = records[:, :N_F].T
-    store.ai[:, slots] = np.rint(records[:, N_F:]).astype(np.int64).T
-    store.ai[ACTIVE, slots] = kind
+    store.af[:, slots] = records[:, :N_AF].T
+    store.ai[:, slots] = np.rint(records[:, N_AF:]).astype(np.int64).T
+    store.ai[AI_ACTIVE, slots] = kind
     return slots

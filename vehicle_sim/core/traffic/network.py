@@ -1,7 +1,8 @@
 """The road network compiled into flat arrays for the numba kernels (004 sec. 2 and 6).
 
 Every lane (street lanes and generated junction connectors) is a sampled path; ``Net`` holds
-struct-of-arrays tables indexed by lane / node / light with the column constants below.
+struct-of-arrays tables indexed by lane / node / light with the column constants of
+``kernels.layout`` (LF_, LI_, SF_, NF_, NI_).
 Lengths in metres, speeds in m/s, curvature in 1/m, headings in rad (map frame, ENU).
 """
 from __future__ import annotations
@@ -9,29 +10,53 @@ from __future__ import annotations
 import itertools
 import math
 from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.traffic import geometry as geo
+from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, project
+from vehicle_sim.core.traffic.kernels.layout import (
+    LF_KMAX,
+    LF_LEN,
+    LF_SKMAX,
+    LF_SPEED,
+    LF_WIDTH,
+    LI_BUS,
+    LI_CLOCAL,
+    LI_CNODE,
+    LI_ENODE,
+    LI_FROM,
+    LI_LEFT,
+    LI_NP,
+    LI_NSIG,
+    LI_NSUCC,
+    LI_P0,
+    LI_RIGHT,
+    LI_SIG0,
+    LI_STREET,
+    LI_SUCC0,
+    N_LI,
+    SF_KIND,
+    SF_LIGHT,
+    SF_S,
+    SIG_KIND_CODE,
+)
 from vehicle_sim.core.traffic.mapfile import MapSpec
-
-# lane_f columns
-L_LEN, L_SPEED, L_KMAX, L_SKMAX, L_TURN, L_WIDTH = range(6)
-# lane_i columns
-(L_P0, L_NP, L_CNODE, L_ENODE, L_SUCC0, L_NSUCC, L_SIG0, L_NSIG, L_LEFT, L_RIGHT, L_CLOCAL,
- L_FROM, L_BUS, L_STREET) = range(14)
-# sig_f columns / kinds
-S_S, S_KIND, S_LIGHT = range(3)
-K_LIGHT, K_STOP, K_GIVEWAY, K_CROSSING = range(4)
-KIND_CODE = {"traffic_light": K_LIGHT, "stop": K_STOP, "give_way": K_GIVEWAY, "crossing": K_CROSSING}
-# node_f / node_i columns
-N_X, N_Y, N_R = range(3)
-N_C0, N_NC = range(2)
 
 Net = namedtuple("Net", "pts lane_f lane_i succ succ_cum sig_f node_f node_i conf")
 
 CONFLICT_CLEARANCE_M = 2.6  # car width 1.8 m (conventions: sedan) + 0.8 m lateral margin
+KIND_NAMES = {code: name for name, code in SIG_KIND_CODE.items()}
+
+
+class Signal(NamedTuple):
+    """A sign, light or crossing on a lane, for Python readers."""
+
+    s_m: float  # arc length on the lane [m]
+    kind: str  # map-file name: traffic_light, stop, give_way, crossing
+    light: str  # the light's name ("signal:lane"), "" if none
 
 
 class Network:
@@ -59,10 +84,60 @@ class Network:
         self.light_xy = np.array(self.light_xy, dtype=np.float64).reshape(-1, 2)
         pts = self.net.pts
         self.bounds = (pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max())
+        self._lane_signals = [self._read_signals(lane) for lane in range(self.n_lanes)]
 
     @property
     def n_lanes(self) -> int:
         return len(self.lane_names)
+
+    # ---- named readers of the packed tables (Python callers; the kernels read the columns)
+    def lane_length(self, lane: int) -> float:
+        """Length [m] of a lane's centre line."""
+        return float(self.net.lane_f[lane, LF_LEN])
+
+    def speed_limit(self, lane: int) -> float:
+        """Speed limit [m/s] of a lane."""
+        return float(self.net.lane_f[lane, LF_SPEED])
+
+    def sharpest_curve(self, lane: int) -> tuple[float, float]:
+        """(largest |curvature| [1/m], arc length s [m] where it is) of a lane."""
+        return float(self.net.lane_f[lane, LF_KMAX]), float(self.net.lane_f[lane, LF_SKMAX])
+
+    def signals(self, lane: int) -> tuple[Signal, ...]:
+        """Signs, lights and crossings on a lane, by arc length."""
+        return self._lane_signals[lane]
+
+    def successors(self, lane: int) -> tuple[np.ndarray, np.ndarray]:
+        """(next lanes, cumulative exit probabilities) at a lane's end; empty at a dead end."""
+        k0, n = self.net.lane_i[lane, LI_SUCC0], self.net.lane_i[lane, LI_NSUCC]
+        return self.net.succ[k0:k0 + n], self.net.succ_cum[k0:k0 + n]
+
+    def point(self, lane: int, s: float) -> tuple[float, float, float, float]:
+        """(x, y [m], heading [rad], curvature [1/m]) at arc length s [m] of a lane (linear
+        beyond its ends)."""
+        return eval_lane(self.net.pts, self.net.lane_i, lane, s)
+
+    def locate(self, lane: int, s_guess: float, x: float, y: float) -> tuple[float, float]:
+        """(arc length s [m], lateral offset [m], + left) of the point (x, y) on a lane, searched
+        near s_guess."""
+        return project(self.net.pts, self.net.lane_i, lane, s_guess, x, y)
+
+    def pedestrian_light_xy(self) -> np.ndarray:
+        """Map positions [m] (k, 2) of the pedestrian lights: the crossing on their lane."""
+        xy = np.zeros((len(self.ped_lane), 2))
+        for k, lane in enumerate(self.ped_lane):
+            s = next(sg.s_m for sg in self.signals(lane) if sg.kind == "crossing")
+            xy[k] = self.point(lane, s)[:2]
+        return xy
+
+    def _read_signals(self, lane: int) -> tuple[Signal, ...]:
+        net, out = self.net, []
+        k0 = net.lane_i[lane, LI_SIG0]
+        for k in range(k0, k0 + net.lane_i[lane, LI_NSIG]):
+            light = int(net.sig_f[k, SF_LIGHT])
+            out.append(Signal(float(net.sig_f[k, SF_S]), KIND_NAMES[int(net.sig_f[k, SF_KIND])],
+                              self.light_names[light] if light >= 0 else ""))
+        return tuple(out)
 
     def lane_index(self, name: str) -> int:
         """Index of the lane called ``name`` (KeyError if unknown)."""
@@ -87,9 +162,9 @@ class Network:
         self.paths.append(path)
         kabs = np.abs(path[:, 4])
         lf.append([path[-1, 3], speed, kabs.max(), path[int(np.argmax(kabs)), 3], turn, width])
-        row = [0] * 14
-        row[L_CNODE], row[L_ENODE], row[L_LEFT], row[L_RIGHT] = cnode, -1, -1, -1
-        row[L_FROM], row[L_BUS], row[L_STREET], row[L_CLOCAL] = -1, int(bus), street, -1
+        row = [0] * N_LI
+        row[LI_CNODE], row[LI_ENODE], row[LI_LEFT], row[LI_RIGHT] = cnode, -1, -1, -1
+        row[LI_FROM], row[LI_BUS], row[LI_STREET], row[LI_CLOCAL] = -1, int(bus), street, -1
         li.append(row)
 
     def _connectors(self, spec: MapSpec, lf: list, li: list) -> list[list[tuple[int, float]]]:
@@ -100,10 +175,10 @@ class Network:
             for cj, c in enumerate(node.connections):
                 key = f"nodes[{ni}].connections[{cj}]"
                 a, b = self._index[c.from_lane], self._index[c.to_lane]
-                if li[a][L_ENODE] not in (-1, ni):
+                if li[a][LI_ENODE] not in (-1, ni):
                     raise ConfigError(self.source, key + ".from_lane",
                                       f"lane {c.from_lane!r} already ends at another node")
-                li[a][L_ENODE] = ni
+                li[a][LI_ENODE] = ni
                 p0, p1 = self.paths[a][-1, :3], self.paths[b][0, :3]
                 pieces = geo.fillet(tuple(p0), tuple(p1))
                 if pieces is None:
@@ -114,10 +189,10 @@ class Network:
                     raise ConfigError(self.source, key, "connector does not reach to_lane start")
                 turn = math.atan2(math.sin(p1[2] - p0[2]), math.cos(p1[2] - p0[2]))
                 idx = len(self.lane_names)
-                self._add(f"{node.id}:{c.from_lane}>{c.to_lane}", path, lf, li, lf[a][L_SPEED],
-                          lf[a][L_WIDTH], ni, li[a][L_STREET], turn=turn)
+                self._add(f"{node.id}:{c.from_lane}>{c.to_lane}", path, lf, li, lf[a][LF_SPEED],
+                          lf[a][LF_WIDTH], ni, li[a][LI_STREET], turn=turn)
                 self.lane_road.append(self.lane_road[a])
-                li[idx][L_FROM] = a
+                li[idx][LI_FROM] = a
                 succ.append([(b, 1.0)])
                 succ[a].append((idx, c.probability))
                 conns.append(idx)
@@ -130,13 +205,13 @@ class Network:
         for i, sg in enumerate(spec.signals):
             for j, name in enumerate(sg.lanes):
                 lane = self._index[name]
-                s = lf[lane][L_LEN] - sg.distance_from_end_m
+                s = lf[lane][LF_LEN] - sg.distance_from_end_m
                 if s < 0:
                     raise ConfigError(self.source, f"signals[{i}].distance_from_end_m",
-                                      f"longer than lane {name!r} ({lf[lane][L_LEN]:.1f} m)")
+                                      f"longer than lane {name!r} ({lf[lane][LF_LEN]:.1f} m)")
                 light = -1
                 if sg.kind == "traffic_light":
-                    node = li[lane][L_ENODE]
+                    node = li[lane][LI_ENODE]
                     if node < 0:
                         raise ConfigError(self.source, f"signals[{i}].lanes[{j}]",
                                           f"lane {name!r} does not end at a node")
@@ -153,7 +228,7 @@ class Network:
                 elif sg.kind == "crossing" and sg.signalised:
                     self.ped_names.append(f"{sg.id}:{name}")
                     self.ped_lane.append(lane)
-                per_lane[lane].append((s, KIND_CODE[sg.kind], light))
+                per_lane[lane].append((s, SIG_KIND_CODE[sg.kind], light))
         self.node_groups = [len(groups.get(n, [])) for n in range(len(spec.nodes))]
         return per_lane
 
@@ -163,7 +238,7 @@ class Network:
                 lanes = sorted((sign * ln.offset_m, self._index[ln.id]) for ln in st.lanes
                                if ln.direction == direction)
                 for (_, a), (_, b) in itertools.pairwise(lanes):
-                    li[a][L_LEFT], li[b][L_RIGHT] = b, a
+                    li[a][LI_LEFT], li[b][LI_RIGHT] = b, a
 
     def _conflicts(self, spec: MapSpec, lf: list, li: list) -> tuple[list[float], list]:
         conf: list[float] = []
@@ -172,10 +247,10 @@ class Network:
             n = len(conns)
             mat = -np.ones((n, n))
             for a in range(n):
-                li[conns[a]][L_CLOCAL] = a
+                li[conns[a]][LI_CLOCAL] = a
                 for b in range(a + 1, n):
                     ca, cb = conns[a], conns[b]
-                    if li[ca][L_FROM] == li[cb][L_FROM]:
+                    if li[ca][LI_FROM] == li[cb][LI_FROM]:
                         continue
                     rng = geo.conflict_range(self.paths[ca], self.paths[cb], CONFLICT_CLEARANCE_M)
                     if rng is not None:
@@ -188,21 +263,22 @@ class Network:
         offs, pts = 0, []
         succ_lane, succ_cum, sig_f = [], [], []
         for i, path in enumerate(self.paths):
-            li[i][L_P0], li[i][L_NP] = offs, len(path)
+            li[i][LI_P0], li[i][LI_NP] = offs, len(path)
             offs += len(path)
             pts.append(path)
-            li[i][L_SUCC0], li[i][L_NSUCC] = len(succ_lane), len(succ[i])
+            li[i][LI_SUCC0], li[i][LI_NSUCC] = len(succ_lane), len(succ[i])
             total = sum(p for _, p in succ[i]) or 1.0
             cum = 0.0
             for lane, p in succ[i]:
                 cum += p / total
                 succ_lane.append(lane)
                 succ_cum.append(cum)
-            li[i][L_SIG0], li[i][L_NSIG] = len(sig_f), len(sigs[i])
+            li[i][LI_SIG0], li[i][LI_NSIG] = len(sig_f), len(sigs[i])
             sig_f.extend(sorted(sigs[i]))
         node_f = [[n.x_m, n.y_m, n.radius_m] for n in self.spec.nodes]
         return Net(np.concatenate(pts), np.array(lf, dtype=np.float64),
                    np.array(li, dtype=np.int64), np.array(succ_lane + [0], dtype=np.int64),
                    np.array(succ_cum + [1.0]), np.array(sig_f + [(0, 0, -1)], dtype=np.float64),
-                   np.array(node_f + [[0.0, 0.0, 0.0]]), np.array(node_i + [[0, 0]], dtype=np.int64),
+                   np.array(node_f + [[0.0, 0.0, 0.0]]),
+                   np.array(node_i + [[0, 0]], dtype=np.int64),
                    np.array(conf + [-1.0]))

@@ -49,8 +49,9 @@ PASSIVE = DriverProfile(1.2, 5.0, 0.03, 0.8, 1.2, 1.5, 2.5, 0.9, 1.5, 4.0, 0.0, 
 
 
 @dataclass(frozen=True)
-class VehicleParams:
-    """Traffic car for 004's single-track model (eqs. 1-5); CG reference point.
+class AgentVehicleParams:
+    """Traffic car for 004's single-track model (eqs. 1-5), one set for every agent; CG reference
+    point. (The ego's vehicle is ``core.vehicle.params.VehicleParams``.)
 
     Defaults: CommonRoad vehicle 2 single-track set as used by F1TENTH "fullscale" (conventions.md):
     m, I_z, a = l_f, b = l_r, load-normalised cornering stiffness C_S = 20.89 1/rad, mu, size.
@@ -122,7 +123,7 @@ class TrafficParams:
     aggressive: DriverProfile = AGGRESSIVE
     moderate: DriverProfile = MODERATE
     passive: DriverProfile = PASSIVE
-    vehicle: VehicleParams = VehicleParams()
+    vehicle: AgentVehicleParams = AgentVehicleParams()
     zone: ZoneParams = ZoneParams()
     lights: LightParams = LightParams()
 

@@ -21,13 +21,14 @@ import numpy as np
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.traffic import agents as ag
-from vehicle_sim.core.traffic import kindex as kx
-from vehicle_sim.core.traffic import kstep
 from vehicle_sim.core.traffic import zone as zn
-from vehicle_sim.core.traffic.kpath import eval_lane
+from vehicle_sim.core.traffic.kernels import layout as lay
+from vehicle_sim.core.traffic.kernels.exits import choose_exit, hash_uniform
+from vehicle_sim.core.traffic.kernels.lane_path import eval_lane
+from vehicle_sim.core.traffic.kernels.step import step_kernel
 from vehicle_sim.core.traffic.lights import LightController
 from vehicle_sim.core.traffic.mapfile import MapSpec, load_map
-from vehicle_sim.core.traffic.network import L_LEN, Network
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import TrafficParams
 from vehicle_sim.core.units import GRAVITY_MPS2
 
@@ -57,7 +58,7 @@ class TrafficSim:
         self.vp = self._pack_vehicle()
         self.cfg = self._pack_cfg()
         self.light_state = self.lights.states(0.0)
-        self.ego_arr = np.zeros(kx.N_EGO)
+        self.ego_arr = np.zeros(lay.N_EGO)
         if params.initial_agents and not params.zone.enabled:
             self.spawn_random(params.initial_agents)
 
@@ -84,16 +85,15 @@ class TrafficSim:
 
     def _pack_cfg(self) -> np.ndarray:
         p, (x0, y0, x1, y1) = self.p, self.network.bounds
-        cfg = np.zeros(kx.N_CFG)
-        cfg[[kx.C_LOD, kx.C_DYNMIN, kx.C_APPROACH, kx.C_EGO_YIELD, kx.C_MAXWAIT, kx.C_LC_TIME,
-             kx.C_LC_THR, kx.C_BSAFE]] = (p.lod_radius_m, p.dynamic_min_speed_mps,
-                                          p.approach_distance_m, p.ego_yield_time_s,
-                                          p.max_wait_s, p.lane_change_time_s,
-                                          p.lane_change_threshold_mps2, p.safe_decel_mps2)
-        cfg[kx.C_SEED] = self.seed % (1 << 31)
-        cfg[kx.C_GX0], cfg[kx.C_GY0], cfg[kx.C_CELL] = x0 - 50.0, y0 - 50.0, GRID_CELL_M
-        cfg[kx.C_NCX] = math.ceil((x1 - x0 + 100.0) / GRID_CELL_M)
-        cfg[kx.C_NCY] = math.ceil((y1 - y0 + 100.0) / GRID_CELL_M)
+        cfg = np.zeros(lay.N_CFG)
+        cfg[[lay.CFG_LOD, lay.CFG_DYNMIN, lay.CFG_APPROACH, lay.CFG_EGO_YIELD, lay.CFG_MAXWAIT,
+             lay.CFG_LC_TIME, lay.CFG_LC_THR, lay.CFG_BSAFE]] = (
+            p.lod_radius_m, p.dynamic_min_speed_mps, p.approach_distance_m, p.ego_yield_time_s,
+            p.max_wait_s, p.lane_change_time_s, p.lane_change_threshold_mps2, p.safe_decel_mps2)
+        cfg[lay.CFG_SEED] = self.seed % (1 << 31)
+        cfg[lay.CFG_GX0], cfg[lay.CFG_GY0], cfg[lay.CFG_CELL] = x0 - 50.0, y0 - 50.0, GRID_CELL_M
+        cfg[lay.CFG_NCX] = math.ceil((x1 - x0 + 100.0) / GRID_CELL_M)
+        cfg[lay.CFG_NCY] = math.ceil((y1 - y0 + 100.0) / GRID_CELL_M)
         return cfg
 
     # ----------------------------------------------------------------- stepping
@@ -114,28 +114,29 @@ class TrafficSim:
             if pose is not None:
                 self.lights.select_master(*pose)
             self.light_state = self.lights.states(self.time_s)
-        self.cfg[kx.C_DT], self.cfg[kx.C_T] = dt, self.time_s
-        kstep.step_kernel(self.network.net, self.store.af, self.store.ai, self.vp,
+        self.cfg[lay.CFG_DT], self.cfg[lay.CFG_T] = dt, self.time_s
+        step_kernel(self.network.net, self.store.af, self.store.ai, self.vp,
                           self.light_state, self.ego_arr, self.cfg)
-        self._remove(self.store.ai[ag.REMOVE] == 1)
+        self._remove(self.store.ai[lay.AI_REMOVE] == 1)
         if zone_on:  # delete agents that crossed the zone boundary outwards
             af = self.store.af
-            self._remove(~self.zone.inside(pose, af[ag.X], af[ag.Y]))
+            self._remove(~self.zone.inside(pose, af[lay.AF_X], af[lay.AF_Y]))
         self.time_s += dt
         self._steps += 1
 
     def _set_ego(self, ego: Ego | None) -> None:
         e = self.ego_arr
         if ego is None:
-            e[kx.E_ON] = 0.0
+            e[lay.EGO_ON] = 0.0
             return
-        e[[kx.E_X, kx.E_Y, kx.E_YAW, kx.E_U]] = ego
-        e[kx.E_ON], e[kx.E_LEN], e[kx.E_WID] = 1.0, self.p.vehicle.length_m, self.p.vehicle.width_m
+        e[[lay.EGO_X, lay.EGO_Y, lay.EGO_YAW, lay.EGO_U]] = ego
+        e[lay.EGO_ON] = 1.0
+        e[lay.EGO_LEN], e[lay.EGO_WID] = self.p.vehicle.length_m, self.p.vehicle.width_m
 
     def _remove(self, mask: np.ndarray) -> int:
-        idx = np.flatnonzero(mask & (self.store.ai[ag.ACTIVE] != ag.FREE))
+        idx = np.flatnonzero(mask & (self.store.ai[lay.AI_ACTIVE] != lay.FREE))
         self.store.ai[:, idx] = 0
-        self.store.ai[ag.NEXT, idx] = -1
+        self.store.ai[lay.AI_NEXT, idx] = -1
         return len(idx)
 
     # ----------------------------------------------------------------- creation
@@ -152,27 +153,29 @@ class TrafficSim:
         ai[:, i] = 0
         for k, (field, _) in enumerate(ag.PROFILE_FIELDS):
             af[field, i] = values[k, 0]
-        ai[ag.PROFILE, i], ai[ag.IGNORE_SIGNS, i] = code[0], ignore[0]
-        af[ag.LENGTH, i], af[ag.WIDTH, i] = self.p.vehicle.length_m, self.p.vehicle.width_m
+        ai[lay.AI_PROFILE, i], ai[lay.AI_IGNORE_SIGNS, i] = code[0], ignore[0]
+        af[lay.AF_LENGTH, i], af[lay.AF_WIDTH, i] = self.p.vehicle.length_m, self.p.vehicle.width_m
         net = self.network.net
-        s = float(min(max(s, 0.0), net.lane_f[lane, L_LEN]))
+        s = float(min(max(s, 0.0), net.lane_f[lane, lay.LF_LEN]))
         x, y, h, _ = _eval(net, lane, s)
-        af[[ag.X, ag.Y, ag.YAW, ag.S], i] = (x, y, h, s)
+        af[[lay.AF_X, lay.AF_Y, lay.AF_YAW, lay.AF_S], i] = (x, y, h, s)
         if speed is None:
-            speed = zn.spawn_speed(self.network, lane, s, af[ag.V_FACTOR, i], af[ag.B_COMF, i])
-        af[ag.U, i], af[ag.TICKET, i] = speed, -1.0
-        ai[ag.ACTIVE, i], ai[ag.LANE, i], ai[ag.UID, i], ai[ag.GO, i] = ag.OWNED, lane, self._uid, -1
+            speed = zn.spawn_speed(self.network, lane, s, af[lay.AF_V_FACTOR, i],
+                                   af[lay.AF_B_COMF, i])
+        af[lay.AF_U, i], af[lay.AF_TICKET, i] = speed, -1.0
+        ai[lay.AI_ACTIVE, i], ai[lay.AI_LANE, i] = lay.OWNED, lane
+        ai[lay.AI_UID, i], ai[lay.AI_GO, i] = self._uid, -1
         self._uid += 1
-        ai[ag.NEXT, i] = kstep.choose_exit(net, lane, kx.hash_uniform(int(self.cfg[kx.C_SEED]),
-                                                                      ai[ag.UID, i], 0))
-        ai[ag.HOPS, i] = 1
+        ai[lay.AI_NEXT, i] = choose_exit(net, lane, hash_uniform(int(self.cfg[lay.CFG_SEED]),
+                                                                 ai[lay.AI_UID, i], 0))
+        ai[lay.AI_HOPS, i] = 1
         return i
 
     def spawn_random(self, n: int, mask=None) -> int:
         """Place up to n agents on street lanes at random (whole-city or initial fill)."""
         placed = 0
-        act = self.store.ai[ag.ACTIVE] != ag.FREE
-        lane_of, s_of = self.store.ai[ag.LANE, act], self.store.af[ag.S, act]
+        act = self.store.ai[lay.AI_ACTIVE] != lay.FREE
+        lane_of, s_of = self.store.ai[lay.AI_LANE, act], self.store.af[lay.AF_S, act]
         for lane, s in zn.random_positions(self.network, n, self.rng, mask):
             if np.any((lane_of == lane) & (np.abs(s_of - s) < zn.SPAWN_CLEAR_M)):
                 continue  # an existing agent is there
@@ -193,13 +196,13 @@ class TrafficSim:
                                                       pose[1] - self._last_pose[1]) > TELEPORT_M:
             self._filled = False  # ego was reset or teleported: refill the new zone
         self._last_pose = pose
-        owned = ai[ag.ACTIVE] == ag.OWNED
-        out = owned & ~self.zone.inside(pose, af[ag.X], af[ag.Y])
+        owned = ai[lay.AI_ACTIVE] == lay.OWNED
+        out = owned & ~self.zone.inside(pose, af[lay.AF_X], af[lay.AF_Y])
         self._remove(out)
         lanes, s_entry, length = self.zone.scan(pose, moving)
         target = min(round(self.p.zone.density_per_km * length / 1000.0),
-                     self.p.capacity - int(np.sum(ai[ag.ACTIVE] == ag.GHOST)))
-        have = int(np.sum(ai[ag.ACTIVE] == ag.OWNED))
+                     self.p.capacity - int(np.sum(ai[lay.AI_ACTIVE] == lay.GHOST)))
+        have = int(np.sum(ai[lay.AI_ACTIVE] == lay.OWNED))
         if not self._filled:
             self._filled = True
             self.spawn_random(max(target - have, 0),
@@ -207,9 +210,9 @@ class TrafficSim:
             return
         if have >= target:
             return
-        act = np.flatnonzero(ai[ag.ACTIVE] != ag.FREE)
-        xy = np.vstack((np.column_stack((af[ag.X, act], af[ag.Y, act])), [pose[:2]]))
-        lane_of, s_of = ai[ag.LANE, act], af[ag.S, act]
+        act = np.flatnonzero(ai[lay.AI_ACTIVE] != lay.FREE)
+        xy = np.vstack((np.column_stack((af[lay.AF_X, act], af[lay.AF_Y, act])), [pose[:2]]))
+        lane_of, s_of = ai[lay.AI_LANE, act], af[lay.AF_S, act]
         cands = [(int(lanes[k]), float(s_entry[k])) for k in self.rng.permutation(len(lanes))]
         if moving:  # the advancing front edge sweeps lanes in: spawn in its band too
             band = self.p.zone.ahead_m - FRONT_BAND_M
@@ -218,7 +221,7 @@ class TrafficSim:
         for ln, s in cands[:2 * MAX_SPAWN_PER_STEP]:
             if have >= target:
                 break
-            if s > self.network.net.lane_f[ln, L_LEN] - zn.SPAWN_END_MARGIN_M:
+            if s > self.network.net.lane_f[ln, lay.LF_LEN] - zn.SPAWN_END_MARGIN_M:
                 continue
             p = _eval(self.network.net, ln, s)[:2]
             if zn.free_at(lane_of, s_of, xy, ln, s, p):
@@ -241,16 +244,16 @@ class TrafficSim:
         index, s [m]; profile (0 aggressive, 1 moderate, 2 passive); dynamic (1: single-track);
         length, width [m]; ghost flag."""
         ai, af = self.store.ai, self.store.af
-        sel = (ai[ag.ACTIVE] == ag.OWNED) | (include_ghosts & (ai[ag.ACTIVE] == ag.GHOST))
+        sel = (ai[lay.AI_ACTIVE] == lay.OWNED) | (include_ghosts & (ai[lay.AI_ACTIVE] == lay.GHOST))
         idx = np.flatnonzero(sel)
-        return {"uid": ai[ag.UID, idx].copy(), "x": af[ag.X, idx].copy(),
-                "y": af[ag.Y, idx].copy(), "yaw": af[ag.YAW, idx].copy(),
-                "speed": af[ag.U, idx].copy(), "lateral_speed": af[ag.V, idx].copy(),
-                "yaw_rate": af[ag.R, idx].copy(), "steer": af[ag.DELTA, idx].copy(),
-                "accel": af[ag.ACCEL, idx].copy(), "lane": ai[ag.LANE, idx].copy(),
-                "s": af[ag.S, idx].copy(), "profile": ai[ag.PROFILE, idx].copy(),
-                "dynamic": ai[ag.DYN, idx].copy(), "length": af[ag.LENGTH, idx].copy(),
-                "width": af[ag.WIDTH, idx].copy(), "ghost": ai[ag.ACTIVE, idx] == ag.GHOST}
+        return {"uid": ai[lay.AI_UID, idx].copy(), "x": af[lay.AF_X, idx].copy(),
+                "y": af[lay.AF_Y, idx].copy(), "yaw": af[lay.AF_YAW, idx].copy(),
+                "speed": af[lay.AF_U, idx].copy(), "lateral_speed": af[lay.AF_V, idx].copy(),
+                "yaw_rate": af[lay.AF_R, idx].copy(), "steer": af[lay.AF_DELTA, idx].copy(),
+                "accel": af[lay.AF_ACCEL, idx].copy(), "lane": ai[lay.AI_LANE, idx].copy(),
+                "s": af[lay.AF_S, idx].copy(), "profile": ai[lay.AI_PROFILE, idx].copy(),
+                "dynamic": ai[lay.AI_DYN, idx].copy(), "length": af[lay.AF_LENGTH, idx].copy(),
+                "width": af[lay.AF_WIDTH, idx].copy(), "ghost": ai[lay.AI_ACTIVE, idx] == lay.GHOST}
 
     def light_states(self) -> tuple[list[str], np.ndarray]:
         """Names ("signal:lane") and states of vehicle lights (GREEN 0 YELLOW 1 RED 2 DARK -1)."""
@@ -262,7 +265,7 @@ class TrafficSim:
 
     @property
     def n_agents(self) -> int:
-        return int(np.sum(self.store.ai[ag.ACTIVE] == ag.OWNED))
+        return int(np.sum(self.store.ai[lay.AI_ACTIVE] == lay.OWNED))
 
     # ----------------------------------------------------------------- scale-out (003)
     def take_departures(self) -> np.ndarray:
@@ -270,23 +273,23 @@ class TrafficSim:
         if self.owned is None:
             return np.zeros((0, ag.N_REC))
         ai, af = self.store.ai, self.store.af
-        sec = self.sectors.of(af[ag.X], af[ag.Y])
-        idx = np.flatnonzero((ai[ag.ACTIVE] == ag.OWNED) & ~np.isin(sec, self.owned))
+        sec = self.sectors.of(af[lay.AF_X], af[lay.AF_Y])
+        idx = np.flatnonzero((ai[lay.AI_ACTIVE] == lay.OWNED) & ~np.isin(sec, self.owned))
         rec = ag.pack(self.store, idx)
         self._remove(np.isin(np.arange(self.store.capacity), idx))
         return rec
 
     def accept(self, records: np.ndarray) -> np.ndarray:
         """Adopt handed-over agents (records from another owner's ``take_departures``)."""
-        return ag.unpack(self.store, records, ag.OWNED)
+        return ag.unpack(self.store, records, lay.OWNED)
 
     def export_ghosts(self, margin_m: float = 50.0) -> np.ndarray:
         """Records of owned agents within ``margin_m`` of my sectors' edges (for neighbours)."""
         af, ai = self.store.af, self.store.ai
-        idx = np.flatnonzero(ai[ag.ACTIVE] == ag.OWNED)
+        idx = np.flatnonzero(ai[lay.AI_ACTIVE] == lay.OWNED)
         if self.owned is None:
             return ag.pack(self.store, idx)
-        x, y = af[ag.X, idx], af[ag.Y, idx]
+        x, y = af[lay.AF_X, idx], af[lay.AF_Y, idx]
         near = np.zeros(len(idx), dtype=bool)
         for dx, dy in ((margin_m, 0), (-margin_m, 0), (0, margin_m), (0, -margin_m)):
             near |= ~np.isin(self.sectors.of(x + dx, y + dy), self.owned)
@@ -294,9 +297,9 @@ class TrafficSim:
 
     def set_ghosts(self, records: np.ndarray) -> None:
         """Replace all ghosts by these read-only copies (call every heartbeat)."""
-        self._remove(self.store.ai[ag.ACTIVE] == ag.GHOST)
+        self._remove(self.store.ai[lay.AI_ACTIVE] == lay.GHOST)
         if len(records):
-            ag.unpack(self.store, records, ag.GHOST)
+            ag.unpack(self.store, records, lay.GHOST)
 
 
 def _eval(net, lane: int, s: float) -> tuple[float, float, float, float]:

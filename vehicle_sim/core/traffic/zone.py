@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-from vehicle_sim.core.traffic.network import L_CNODE, L_ENODE, L_LEN, L_SPEED, Network
+from vehicle_sim.core.traffic.kernels.layout import LF_LEN, LF_SPEED, LI_CNODE, LI_ENODE
+from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import ZoneParams
 
 SPAWN_CLEAR_M = 12.0  # free distance around a new agent (car 4.3 m + IDM s0 2 m, both sides)
@@ -49,7 +50,7 @@ class ControlZone:
     def __init__(self, network: Network, params: ZoneParams):
         self.p, self.net = params, network
         self.sectors = Sectors(network, params.sector_size_m)
-        street = np.array([network.net.lane_i[ln, L_CNODE] < 0 for ln in range(network.n_lanes)])
+        street = np.array([network.net.lane_i[ln, LI_CNODE] < 0 for ln in range(network.n_lanes)])
         pts, lanes = [], []
         for ln in np.flatnonzero(street):
             pts.append(network.paths[ln][:, [0, 1, 3]])
@@ -104,9 +105,9 @@ class ControlZone:
 def spawn_speed(network: Network, lane: int, s: float, factor: float, decel: float) -> float:
     """Desired speed, reduced so the agent can still stop at the lane end with ``decel``."""
     lf, li = network.net.lane_f, network.net.lane_i
-    v = factor * lf[lane, L_SPEED]
-    if li[lane, L_ENODE] >= 0:
-        v = min(v, math.sqrt(2.0 * decel * max(lf[lane, L_LEN] - s - 10.0, 0.0)))
+    v = factor * lf[lane, LF_SPEED]
+    if li[lane, LI_ENODE] >= 0:
+        v = min(v, math.sqrt(2.0 * decel * max(lf[lane, LF_LEN] - s - 10.0, 0.0)))
     return v
 
 
@@ -123,16 +124,16 @@ def random_positions(network: Network, n: int, rng: np.random.Generator,
                      mask: np.ndarray | None = None) -> list[tuple[int, float]]:
     """Up to n (lane, s) on street lanes, length-weighted, >= SPAWN_CLEAR_M apart per lane."""
     lf, li = network.net.lane_f, network.net.lane_i
-    lanes = np.array([ln for ln in range(network.n_lanes) if li[ln, L_CNODE] < 0
-                      and lf[ln, L_LEN] > 2 * SPAWN_CLEAR_M])
-    usable = lf[lanes, L_LEN] - SPAWN_CLEAR_M
+    lanes = np.array([ln for ln in range(network.n_lanes) if li[ln, LI_CNODE] < 0
+                      and lf[ln, LF_LEN] > 2 * SPAWN_CLEAR_M])
+    usable = lf[lanes, LF_LEN] - SPAWN_CLEAR_M
     taken: dict[int, list[float]] = {}
     out: list[tuple[int, float]] = []
     for _ in range(20 * n):
         if len(out) >= n:
             break
         k = rng.choice(len(lanes), p=usable / usable.sum())
-        ln, s = int(lanes[k]), float(rng.uniform(SPAWN_CLEAR_M / 2, lf[lanes[k], L_LEN]
+        ln, s = int(lanes[k]), float(rng.uniform(SPAWN_CLEAR_M / 2, lf[lanes[k], LF_LEN]
                                                  - SPAWN_CLEAR_M / 2))
         if mask is not None and not mask(ln, s):
             continue

@@ -5,7 +5,7 @@ import math
 
 from numba import njit
 
-from vehicle_sim.core.traffic.network import L_LEN, L_NP, L_NSUCC, L_P0, L_SUCC0
+from vehicle_sim.core.traffic.kernels.layout import LF_LEN, LI_NP, LI_NSUCC, LI_P0, LI_SUCC0
 
 
 @njit(cache=True)
@@ -28,7 +28,7 @@ def seg_index(pts, p0, n, s):
 @njit(cache=True)
 def eval_lane(pts, lane_i, lane, s):
     """(x, y, heading, curvature) at arc length s of a lane; linear beyond its ends."""
-    p0, n = lane_i[lane, L_P0], lane_i[lane, L_NP]
+    p0, n = lane_i[lane, LI_P0], lane_i[lane, LI_NP]
     k = seg_index(pts, p0, n, s)
     ds = pts[k + 1, 3] - pts[k, 3]
     t = (s - pts[k, 3]) / ds if ds > 1e-12 else 0.0
@@ -43,7 +43,7 @@ def eval_lane(pts, lane_i, lane, s):
 @njit(cache=True)
 def project(pts, lane_i, lane, s_guess, x, y):
     """Arc length and signed lateral offset (+ left) of (x, y) near s_guess on a lane."""
-    p0, n = lane_i[lane, L_P0], lane_i[lane, L_NP]
+    p0, n = lane_i[lane, LI_P0], lane_i[lane, LI_NP]
     k0 = seg_index(pts, p0, n, s_guess)
     best_d2, best_s, best_lat = 1e30, s_guess, 0.0
     for k in range(max(p0, k0 - 2), min(p0 + n - 1, k0 + 3)):
@@ -69,15 +69,15 @@ def project(pts, lane_i, lane, s_guess, x, y):
 @njit(cache=True)
 def default_next(lane_i, succ, lane):
     """First successor of a lane or -1 (connectors have exactly one)."""
-    if lane_i[lane, L_NSUCC] == 0:
+    if lane_i[lane, LI_NSUCC] == 0:
         return -1
-    return succ[lane_i[lane, L_SUCC0]]
+    return succ[lane_i[lane, LI_SUCC0]]
 
 
 @njit(cache=True)
 def eval_route(pts, lane_f, lane_i, succ, lane, nxt, s):
     """Point at arc length s along lane -> nxt -> default successor (clamped at a dead end)."""
-    while s > lane_f[lane, L_LEN] and nxt >= 0:
-        s -= lane_f[lane, L_LEN]
+    while s > lane_f[lane, LF_LEN] and nxt >= 0:
+        s -= lane_f[lane, LF_LEN]
         lane, nxt = nxt, default_next(lane_i, succ, nxt)
     return eval_lane(pts, lane_i, lane, s)

@@ -3,19 +3,38 @@ checks). Both are O(n log n) / O(n) so step cost grows (near-)linearly with the 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.traffic.agents import ACTIVE, FREE, LANE, S, X, Y
+from vehicle_sim.core.traffic.kernels.layout import (
+    AF_S,
+    AF_X,
+    AF_Y,
+    AI_ACTIVE,
+    AI_LANE,
+    CFG_CELL,
+    CFG_GX0,
+    CFG_GY0,
+    CFG_NCX,
+    CFG_NCY,
+    FREE,
+)
 
-# cfg columns shared by the kernels (filled by sim.TrafficSim)
-(C_DT, C_T, C_LOD, C_DYNMIN, C_APPROACH, C_EGO_YIELD, C_MAXWAIT, C_LC_TIME, C_LC_THR, C_BSAFE,
- C_SEED, C_GX0, C_GY0, C_CELL, C_NCX, C_NCY) = range(16)
-N_CFG = 16
-# ego columns
-E_X, E_Y, E_YAW, E_U, E_ON, E_LEN, E_WID = range(7)
-N_EGO = 7
+# per-step neighbour index: agents sorted by (lane, s) with per-lane [start, end) slices and
+# each agent's rank in ``order`` (lane_order); the grid's cell slices and items (grid_index)
+Neighbours = namedtuple("Neighbours", "order start end rank cells items")
+# what every agent of a step reads: the network (network.Net), light states, ego row, cfg row
+Scene = namedtuple("Scene", "net lights ego cfg")
+
+
+@njit(cache=True)
+def neighbour_index(af, ai, cfg, n_lanes):
+    """The step's Neighbours of the active agents."""
+    order, start, end, rank = lane_order(af, ai, n_lanes)
+    cells, items, _ = grid_index(af, ai, cfg)
+    return Neighbours(order, start, end, rank, cells, items)
 
 
 @njit(cache=True)
@@ -24,15 +43,15 @@ def lane_order(af, ai, n_lanes):
     cap = ai.shape[1]
     n = 0
     for i in range(cap):
-        if ai[ACTIVE, i] != FREE:
+        if ai[AI_ACTIVE, i] != FREE:
             n += 1
     idx = np.empty(n, np.int64)
     key = np.empty(n)
     n = 0
     for i in range(cap):
-        if ai[ACTIVE, i] != FREE:
+        if ai[AI_ACTIVE, i] != FREE:
             idx[n] = i
-            key[n] = ai[LANE, i] * 1.0e6 + af[S, i]
+            key[n] = ai[AI_LANE, i] * 1.0e6 + af[AF_S, i]
             n += 1
     order = idx[np.argsort(key)]
     start = np.zeros(n_lanes, np.int64)
@@ -41,7 +60,7 @@ def lane_order(af, ai, n_lanes):
     for k in range(n):
         i = order[k]
         rank[i] = k
-        ln = ai[LANE, i]
+        ln = ai[AI_LANE, i]
         if end[ln] == 0:
             start[ln] = k
         end[ln] = k + 1
@@ -52,12 +71,12 @@ def lane_order(af, ai, n_lanes):
 def grid_index(af, ai, cfg):
     """Counting sort of active agents into square cells; returns (cell_start, items, cell_of)."""
     cap = ai.shape[1]
-    ncx, ncy = int(cfg[C_NCX]), int(cfg[C_NCY])
+    ncx, ncy = int(cfg[CFG_NCX]), int(cfg[CFG_NCY])
     cell_of = -np.ones(cap, np.int64)
     counts = np.zeros(ncx * ncy + 1, np.int64)
     for i in range(cap):
-        if ai[ACTIVE, i] != FREE:
-            c = cell_id(af[X, i], af[Y, i], cfg)
+        if ai[AI_ACTIVE, i] != FREE:
+            c = cell_id(af[AF_X, i], af[AF_Y, i], cfg)
             cell_of[i] = c
             counts[c + 1] += 1
     for c in range(ncx * ncy):
@@ -75,18 +94,7 @@ def grid_index(af, ai, cfg):
 @njit(cache=True)
 def cell_id(x, y, cfg):
     """Cell of a point, clamped to the grid."""
-    ncx, ncy = int(cfg[C_NCX]), int(cfg[C_NCY])
-    cx = min(max(math.floor((x - cfg[C_GX0]) / cfg[C_CELL]), 0), ncx - 1)
-    cy = min(max(math.floor((y - cfg[C_GY0]) / cfg[C_CELL]), 0), ncy - 1)
+    ncx, ncy = int(cfg[CFG_NCX]), int(cfg[CFG_NCY])
+    cx = min(max(math.floor((x - cfg[CFG_GX0]) / cfg[CFG_CELL]), 0), ncx - 1)
+    cy = min(max(math.floor((y - cfg[CFG_GY0]) / cfg[CFG_CELL]), 0), ncy - 1)
     return cy * ncx + cx
-
-
-@njit(cache=True)
-def hash_uniform(seed, uid, hops):
-    """Deterministic uniform [0, 1) from (seed, agent uid, lane count) by splitmix64."""
-    z = (np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(uid) * np.uint64(0xBF58476D1CE4E5B9)
-         + np.uint64(hops) * np.uint64(0x94D049BB133111EB) + np.uint64(0x632BE59BD9B4E019))
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return float(z >> np.uint64(11)) / 9007199254740992.0

@@ -1,0 +1,58 @@
+"""One traffic step over all agents (numba): neighbour indices, junction permissions, every
+owned agent's driver model (agent_driver), lane changes (lane_change), then its vehicle model
+(agent_vehicle)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from vehicle_sim.core.traffic.kernels import junction as jn
+from vehicle_sim.core.traffic.kernels.agent_driver import drive_accel, steering
+from vehicle_sim.core.traffic.kernels.agent_vehicle import integrate
+from vehicle_sim.core.traffic.kernels.driver_law import pedal_accel
+from vehicle_sim.core.traffic.kernels.lane_change import try_change
+from vehicle_sim.core.traffic.kernels.layout import (
+    AF_A_M,
+    AF_AR_PREV,
+    AF_CD_ACC,
+    AI_ACTIVE,
+    CFG_DT,
+    OWNED,
+    VP_A,
+    VP_B,
+    VP_MU,
+    VP_SMAX,
+)
+from vehicle_sim.core.traffic.kernels.neighbours import Scene, neighbour_index
+
+
+@njit(cache=True)
+def step_kernel(net, af, ai, vp, lights, ego, cfg):
+    """Advance every OWNED agent by cfg[CFG_DT]; GHOST agents are obstacles only."""
+    n_lanes = net.lane_f.shape[0]
+    sc = Scene(net, lights, ego, cfg)
+    nb = neighbour_index(af, ai, cfg, n_lanes)
+    order = nb.order
+    role, stop_s = jn.junction_permissions(sc, af, ai, nb)
+    cap = ai.shape[1]
+    acc = np.zeros(cap)
+    dlt = np.zeros(cap)
+    dlp = np.zeros(cap)
+    dt = cfg[CFG_DT]
+    for k in range(order.shape[0]):
+        i = order[k]
+        if ai[AI_ACTIVE, i] != OWNED:
+            continue
+        a_r = drive_accel(sc, af, ai, nb, role, stop_s, i)
+        acc[i] = pedal_accel(a_r, af[AF_AR_PREV, i], dt, af[AF_A_M, i], af[AF_CD_ACC, i], vp[VP_MU])
+        af[AF_AR_PREV, i] = a_r
+        dlt[i], dlp[i] = steering(net, af, ai, i, dt, vp[VP_A] + vp[VP_B], vp[VP_SMAX])
+    touched = np.zeros(n_lanes, np.bool_)
+    for k in range(order.shape[0]):
+        i = order[k]
+        if ai[AI_ACTIVE, i] == OWNED:  # overtaking decisions on start-of-step neighbours
+            try_change(net, af, ai, nb, cfg, i, af[AF_AR_PREV, i], touched)
+    for k in range(order.shape[0]):
+        i = order[k]
+        if ai[AI_ACTIVE, i] == OWNED:
+            integrate(net, af, ai, vp, ego, cfg, i, acc[i], dlt[i], dlp[i])
