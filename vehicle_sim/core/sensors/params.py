@@ -7,12 +7,11 @@ them with the formulas in ``noise.py``. Lever arms are measured from the vehicle
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.units import GRAVITY_MPS2
 
-# Standard gravity (CGPM 1901, ISO 80000-3).
 _VEC3 = tuple[float, float, float]
 
 
@@ -21,42 +20,43 @@ def _check_gm(sigma: float, tau_s: float, what: str) -> None:
         raise ValueError(f"{what}: a Gauss-Markov sigma > 0 needs a correlation time > 0 s")
 
 
-@dataclass(frozen=True)
-class GyroNoise:
-    """Gyroscope error model per axis (all axes alike), units rad/s based."""
+def _inertial_noise(name: str, what: str, unit: str, rate_unit: str, white: str,
+                    symbol: str, range_field: str, resolution_field: str) -> type:
+    """The per-axis error model of one inertial sensor (all axes alike), in ``unit`` (the
+    measured quantity) and ``rate_unit`` (its time derivative): one definition for the gyro
+    and the accelerometer, which differ only in units and field names."""
+    fields = [
+        ("noise_density", float, spec(0.0, unit=f"{unit}/sqrt(Hz)", ge=0.0, doc=white)),
+        ("bias_random_walk", float, spec(0.0, unit=f"{rate_unit}/sqrt(Hz)", ge=0.0,
+                                         doc="pure bias walk")),
+        ("bias_gm_sigma", float, spec(0.0, unit=unit, ge=0.0,
+                                      doc="stationary sigma of GM drift")),
+        ("bias_gm_tau_s", float, spec(0.0, unit="s", ge=0.0, doc="GM drift correlation time")),
+        ("turn_on_bias_sigma", float, spec(0.0, unit=unit, ge=0.0,
+                                           doc="constant bias drawn at start")),
+        ("scale_factor_sigma", float, spec(0.0, unit="-", ge=0.0, lt=1.0,
+                                           doc="relative, drawn at start")),
+        ("misalignment_sigma_rad", float, spec(0.0, unit="rad", ge=0.0, lt=0.5,
+                                               doc="cross-axis terms, drawn at start")),
+        (range_field, float, spec(1.0e3, unit=unit, gt=0.0,
+                                  doc=f"saturation |{symbol}| per axis")),
+        (resolution_field, float, spec(0.0, unit=unit, ge=0.0,
+                                       doc="LSB size; 0 = no quantisation")),
+    ]
 
-    noise_density: float = spec(0.0, unit="rad/s/sqrt(Hz)", ge=0.0, doc="white rate noise (ARW)")
-    bias_random_walk: float = spec(0.0, unit="rad/s^2/sqrt(Hz)", ge=0.0, doc="pure bias walk")
-    bias_gm_sigma: float = spec(0.0, unit="rad/s", ge=0.0, doc="stationary sigma of GM drift")
-    bias_gm_tau_s: float = spec(0.0, unit="s", ge=0.0, doc="GM drift correlation time")
-    turn_on_bias_sigma: float = spec(0.0, unit="rad/s", ge=0.0, doc="constant bias drawn at start")
-    scale_factor_sigma: float = spec(0.0, unit="-", ge=0.0, lt=1.0, doc="relative, drawn at start")
-    misalignment_sigma_rad: float = spec(0.0, unit="rad", ge=0.0, lt=0.5,
-                                         doc="cross-axis terms, drawn at start")
-    range_radps: float = spec(1.0e3, unit="rad/s", gt=0.0, doc="saturation |w| per axis")
-    resolution_radps: float = spec(0.0, unit="rad/s", ge=0.0, doc="LSB size; 0 = no quantisation")
+    def check(self) -> None:
+        _check_gm(self.bias_gm_sigma, self.bias_gm_tau_s, what)
 
-    def __post_init__(self) -> None:
-        _check_gm(self.bias_gm_sigma, self.bias_gm_tau_s, "gyro")
+    doc = f"{what.capitalize()} error model per axis (all axes alike), units {unit} based."
+    return make_dataclass(name, fields, frozen=True,
+                          namespace={"__post_init__": check, "__doc__": doc,
+                                     "__module__": __name__})
 
 
-@dataclass(frozen=True)
-class AccelNoise:
-    """Accelerometer error model per axis (all axes alike), units m/s^2 based."""
-
-    noise_density: float = spec(0.0, unit="m/s^2/sqrt(Hz)", ge=0.0, doc="white noise (VRW)")
-    bias_random_walk: float = spec(0.0, unit="m/s^3/sqrt(Hz)", ge=0.0, doc="pure bias walk")
-    bias_gm_sigma: float = spec(0.0, unit="m/s^2", ge=0.0, doc="stationary sigma of GM drift")
-    bias_gm_tau_s: float = spec(0.0, unit="s", ge=0.0, doc="GM drift correlation time")
-    turn_on_bias_sigma: float = spec(0.0, unit="m/s^2", ge=0.0, doc="constant bias drawn at start")
-    scale_factor_sigma: float = spec(0.0, unit="-", ge=0.0, lt=1.0, doc="relative, drawn at start")
-    misalignment_sigma_rad: float = spec(0.0, unit="rad", ge=0.0, lt=0.5,
-                                         doc="cross-axis terms, drawn at start")
-    range_mps2: float = spec(1.0e3, unit="m/s^2", gt=0.0, doc="saturation |f| per axis")
-    resolution_mps2: float = spec(0.0, unit="m/s^2", ge=0.0, doc="LSB size; 0 = no quantisation")
-
-    def __post_init__(self) -> None:
-        _check_gm(self.bias_gm_sigma, self.bias_gm_tau_s, "accel")
+GyroNoise = _inertial_noise("GyroNoise", "gyro", "rad/s", "rad/s^2", "white rate noise (ARW)",
+                            "w", "range_radps", "resolution_radps")
+AccelNoise = _inertial_noise("AccelNoise", "accel", "m/s^2", "m/s^3", "white noise (VRW)",
+                             "f", "range_mps2", "resolution_mps2")
 
 
 @dataclass(frozen=True)
