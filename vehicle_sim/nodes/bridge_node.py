@@ -93,7 +93,8 @@ class BridgeNode(Node):
         self.platform = p.apply_to(load(PlatformParams, config_path(p.platform_file)))
         self.motion = MotionBridge(self.platform)
         p.check_serial_capacity(self.motion.frame_bytes)
-        self.steering = SteeringBridge(self.platform.inputs, self.platform.mux, self.platform.ffb)
+        self.steering = SteeringBridge(self.platform.inputs, self.platform.mux, self.platform.ffb,
+                                       p.input_key())
         self._lock = threading.Lock()  # motion + steering: loop, rig-input and service threads
         self._sample: _Sample | None = None
         self._fed: _Sample | None = None
@@ -131,6 +132,8 @@ class BridgeNode(Node):
             out += (f"; serial {p.serial_device} at {p.serial_baud} baud, "
                     f"{p.platform_rate_hz / self._serial_every:g} frames/s")
         rig = f"{p.input_host}:{p.input_port}" if self.receiver else "off"
+        if self.receiver and p.input_key_file:
+            rig += f", HMAC-SHA256 tag required (key file {p.input_key_file})"
         log.info(f"platform {self.platform.kind} ({p.platform_file}) at {p.platform_rate_hz:g} Hz, "
                  f"{out}; rig input UDP {rig}")
 
