@@ -366,6 +366,7 @@ def test_with_a_key_file_only_signed_rig_packets_drive(ros_node, start_node, rig
     assert counts, out
     accepted, missing, bad = map(int, counts.groups())
     assert accepted >= 20 and missing > 50 and bad > 50, out
+    assert "sequence restarts 0" in out, out
     assert "rejected: missing MAC" in out, out  # the (rate-limited) warning names the reason
     assert key.decode() not in out and key[:8].decode() not in out, "the key must never be logged"
 

@@ -229,7 +229,8 @@ class BridgeNode(Node):
             f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "
             f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {self.pacer.overruns}; "
             f"{sent}; input packets accepted {self.accepted}, rejected "
-            f"{dict(self.steering.rejected)}, dropped (sender not allowed) {dropped}, ignored "
+            f"{dict(self.steering.rejected)}, sequence restarts {self.steering.sequence.restarts}, "
+            f"dropped (sender not allowed) {dropped}, ignored "
             f"(injected wheel link loss) {self.ignored_inputs}; "
             f"mode {self.motion.safety.mode.value}, source {self.arbiter.source}")
 
