@@ -7,7 +7,8 @@ Outputs (PC -> rig controller), values normalised to 0..1 (0.5 = neutral) and qu
 - binary frame for microcontrollers: header bytes, seq u8, count u8, count x u16 big-endian,
   CRC16 (CCITT-FALSE, over all preceding bytes) big-endian.
 
-Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 bytes:
+Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 bytes
+(37 with a shared key):
 
     offset size field
     0      2    magic b"VS"
@@ -22,8 +23,9 @@ Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 byt
 
 Authentication is optional: with a key (``input_key.read_key_file``; bridge parameter
 ``input_key_file``) every packet is 37 bytes and carries the tag, which covers the whole packet,
-the sequence number included, so a replayed packet is a stale sequence number
-(``SequenceTracker``) and a forged or altered one fails the tag. The tag is checked first, with
+the sequence number included, so a replayed packet is a stale sequence number while the stream
+is live (``SequenceTracker``; after a silence of ``resync_after_s`` it starts a new session) and a
+forged or altered one fails the tag. The tag is checked first, with
 ``hmac.compare_digest``, before any other field is looked at. Without a key the packet is the
 21 bytes above, unchanged. The CRC stays in both (it is part of the authenticated bytes).
 
