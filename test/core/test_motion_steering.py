@@ -49,3 +49,44 @@ def test_takeover_by_held_rig_torque_and_damping_through_the_chain():
     # with no aligning moment, damping + friction resist the turn beyond the centring spring
     spring = [-FfbParams().centring_nm_per_rad * f.driver.handwheel_angle_rad for f in frames]
     assert all(f.torque_nm < s for f, s in zip(frames[1:], spring[1:], strict=True))
+
+
+KEY = b"k" * 16 + bytes(range(16))
+
+
+def keyed_bridge():
+    return SteeringBridge(InputParams(), MuxParams(), FfbParams(), input_key=KEY)
+
+
+def signed(seq, throttle=30000, key=KEY):
+    return encode_input_packet(RigInput(seq, 0, throttle, 0, 0, 0.0, 0), key)
+
+
+def test_with_a_key_only_signed_packets_drive_and_the_rest_is_counted():
+    b = keyed_bridge()
+    assert not b.on_packet(packet(1, throttle=60000), 0.0)  # the old unsigned packet
+    assert not b.on_packet(signed(2, key=bytes(32)), 0.001)  # another key
+    tampered = bytearray(signed(3))
+    tampered[7] ^= 0x80  # throttle byte
+    assert not b.on_packet(bytes(tampered), 0.002)
+    assert b.cycle(0.003, "auto", lambda d: d, 0.0).input_fresh is False
+    assert b.on_packet(signed(4, throttle=60000), 0.004)
+    f = b.cycle(0.005, "auto", lambda d: d, aligning_moment_nm=0.0)
+    assert f.input_fresh and f.driver.throttle > 0.5
+    assert b.rejected == {"missing MAC": 1, "bad MAC": 2}
+
+
+def test_a_replayed_signed_packet_is_refused_by_the_sequence_window():
+    b = keyed_bridge()
+    recorded = [signed(k) for k in range(10, 20)]
+    assert all(b.on_packet(p, 0.002 * i) for i, p in enumerate(recorded))
+    for i, p in enumerate(recorded):  # replayed while the rig is live: valid tags, old numbers
+        assert not b.on_packet(p, 0.02 + 0.001 * i)
+    assert b.rejected == {"stale sequence": len(recorded)} and b.sequence.restarts == 0
+
+
+def test_without_a_key_unsigned_packets_still_drive_and_signed_ones_are_refused():
+    b = bridge()
+    assert b.on_packet(packet(1), 0.0)
+    assert not b.on_packet(signed(2), 0.001)
+    assert b.rejected == {"oversized": 1}

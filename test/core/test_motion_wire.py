@@ -1,4 +1,6 @@
 """Wire formats: round trips, in-range output for any input, strict input-packet validation."""
+import hashlib
+import hmac
 import struct
 
 import numpy as np
@@ -10,6 +12,7 @@ from vehicle_sim.core.motion.params import WireParams
 from vehicle_sim.core.motion.wire import (
     FORWARD_WINDOW,
     INPUT_PACKET_BYTES,
+    SIGNED_INPUT_PACKET_BYTES,
     PacketError,
     RigInput,
     SequenceTracker,
@@ -21,6 +24,7 @@ from vehicle_sim.core.motion.wire import (
     encode_input_packet,
     encode_text,
     frame_bytes,
+    input_tag,
     quantize,
 )
 
@@ -117,6 +121,72 @@ def test_any_single_bit_flip_is_rejected(bit):
 def test_input_decoder_raises_only_packet_error(data):
     try:
         decode_input_packet(data)
+    except PacketError:
+        pass
+
+
+KEY = bytes(range(32))
+MSG = RigInput(7, -1200, 300, 0, 65535, 1.5, 0b1001)
+SIGNED = encode_input_packet(MSG, KEY)
+
+
+def test_an_unkeyed_packet_is_unchanged_byte_for_byte():
+    """Existing rigs keep working: without a key the layout, and these exact bytes, stay."""
+    assert GOOD == bytes.fromhex("5653010007fb50012c0000ffff009600000009dba4")
+    assert decode_input_packet(GOOD) == MSG and decode_input_packet(GOOD, None) == MSG
+
+
+@given(rig_inputs, st.binary(min_size=16, max_size=64))
+def test_signed_packet_round_trip(msg, key):
+    data = encode_input_packet(msg, key)
+    assert len(data) == SIGNED_INPUT_PACKET_BYTES == 37
+    assert data[:INPUT_PACKET_BYTES] == encode_input_packet(msg)  # the old packet + the tag
+    assert decode_input_packet(data, key) == msg
+
+
+def test_the_tag_is_truncated_hmac_sha256_over_the_whole_packet():
+    assert SIGNED[21:] == hmac.new(KEY, GOOD, hashlib.sha256).digest()[:16] == input_tag(GOOD, KEY)
+
+
+@given(st.integers(0, SIGNED_INPUT_PACKET_BYTES * 8 - 1))
+def test_any_bit_flip_in_body_or_tag_fails_the_mac(bit):
+    data = bytearray(SIGNED)
+    data[bit // 8] ^= 1 << (bit % 8)
+    with pytest.raises(PacketError, match="bad MAC"):
+        decode_input_packet(bytes(data), KEY)
+
+
+def test_the_mac_covers_the_sequence_number():
+    """A forged sequence number with the CRC recomputed (what a CRC alone lets anyone do) and
+    the old tag kept: refused, so a replay cannot be renumbered into the window."""
+    body = bytearray(GOOD[:-2])
+    body[3:5] = struct.pack(">H", 8)
+    forged = bytes(body) + struct.pack(">H", crc16_ccitt(bytes(body))) + SIGNED[21:]
+    assert decode_input_packet(forged[:21]).seq == 8  # valid without a key
+    with pytest.raises(PacketError, match="bad MAC"):
+        decode_input_packet(forged, KEY)
+
+
+@pytest.mark.parametrize("data, reason", [
+    (GOOD, "missing MAC"), (SIGNED[:-1], "truncated"), (SIGNED + b"\0", "oversized"),
+    (encode_input_packet(MSG, bytes(32)), "bad MAC"),  # signed with another key
+    (GOOD + bytes(16), "bad MAC"), (b"", "truncated"), (None, "expected bytes"),
+])
+def test_keyed_decoder_rejects_with_a_reason(data, reason):
+    with pytest.raises(PacketError, match=reason):
+        decode_input_packet(data, KEY)
+
+
+def test_an_unkeyed_decoder_refuses_signed_packets_as_oversized():
+    with pytest.raises(PacketError, match="oversized: 37 of 21"):
+        decode_input_packet(SIGNED)
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=64))
+def test_keyed_decoder_raises_only_packet_error(data):
+    try:
+        decode_input_packet(data, KEY)
     except PacketError:
         pass
 

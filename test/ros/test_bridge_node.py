@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import secrets
 import select
 import socket
 import threading
@@ -249,24 +251,25 @@ def test_estop_service_latches_neutral_until_cleared_at_rest(ros_node, start_nod
     stream.stop()
 
 
-def packet(seq: int, steer=0, throttle=0, brake=0, clutch=0, buttons=0, torque=0.0) -> bytes:
-    return encode_input_packet(RigInput(seq, steer, throttle, brake, clutch, torque, buttons))
+def packet(seq: int, steer=0, throttle=0, brake=0, clutch=0, buttons=0, torque=0.0,
+           key: bytes | None = None) -> bytes:
+    return encode_input_packet(RigInput(seq, steer, throttle, brake, clutch, torque, buttons), key)
 
 
 class RigInputSender:
-    """The steering rig: sends input packets at 100 Hz from 127.0.0.1."""
+    """The steering rig: sends input packets at 100 Hz from 127.0.0.1 (signed with ``key``)."""
 
-    def __init__(self, port: int, **fields):
+    def __init__(self, port: int, key: bytes | None = None, seq: int = 0, **fields):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.setblocking(False)
-        self.port, self.fields, self.seq = port, fields, 0
+        self.port, self.key, self.fields, self.seq = port, key, fields, seq
         self.thread = Thread(0.01, self.send)
         STARTED.append(self)
 
     def send(self) -> None:
         self.seq += 1
-        self.sock.sendto(packet(self.seq, **self.fields), ("127.0.0.1", self.port))
+        self.sock.sendto(packet(self.seq, key=self.key, **self.fields), ("127.0.0.1", self.port))
 
     def stop(self) -> None:
         self.thread.stop()
@@ -321,6 +324,51 @@ def test_rig_packets_drive_and_bad_packets_are_counted_without_effect(ros_node, 
                    "dropped (sender not allowed) 1"):
         assert reason in out, out
     assert "rejected: bad header" in out, out  # the rate-limited warning names the reason
+
+
+def write_key(folder: Path, data: bytes, mode: int = 0o600) -> str:
+    path = folder / "rig.key"
+    path.write_bytes(data)
+    path.chmod(mode)
+    return str(path)
+
+
+def test_with_a_key_file_only_signed_rig_packets_drive(ros_node, start_node, rig, tmp_path):
+    """input_key_file set: a rig sending the old unsigned packets (or packets signed with another
+    key) drives nothing; the same stream signed with the key drives; the key is never logged."""
+    key = secrets.token_hex(16).encode()  # 32 printable bytes, so a leak would show in the log
+    port = free_port()
+    proc, _ = start_bridge(ros_node, start_node, rig, input_port=port,
+                           input_key_file=write_key(tmp_path, key))
+    watch = Watch(ros_node)
+    ros_node.spin_until(lambda: watch.sources == ["none"], what="latched source 'none'")
+    unsigned = RigInputSender(port, throttle=65535)
+    forged = RigInputSender(port, key=secrets.token_bytes(32), seq=30_000, throttle=65535)
+    spin_for(ros_node, 1.0)  # ~100 packets of each
+    assert unsigned.seq > 50 and forged.seq > 30_050
+    assert watch.sources == ["none"] and watch.controls == [], "unauthenticated input drove"
+    unsigned.stop()
+    forged.stop()
+    signed = RigInputSender(port, key=key, throttle=65535, brake=6553)
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["driver"] and len(watch.controls) > 20,
+                        what="signed packets drive")
+    assert watch.controls[-1].throttle == 1.0
+    assert watch.controls[-1].brake == pytest.approx(pedal(6553), abs=1e-9)
+    replay = packet(signed.seq - 5, throttle=0, key=key)  # a valid tag, an old number
+    for _ in range(3):
+        signed.sock.sendto(replay, ("127.0.0.1", port))
+    spin_for(ros_node, 0.3)
+    signed.stop()
+    out = proc.stop()
+    assert "HMAC-SHA256 tag required (key file " in out, out
+    counts = re.search(r"at exit.*input packets accepted (\d+), rejected \{'missing MAC': (\d+), "
+                       r"'bad MAC': (\d+), 'stale sequence': 3\}", out)
+    assert counts, out
+    accepted, missing, bad = map(int, counts.groups())
+    assert accepted >= 20 and missing > 50 and bad > 50, out
+    assert "sequence restarts 0" in out, out
+    assert "rejected: missing MAC" in out, out  # the (rate-limited) warning names the reason
+    assert key.decode() not in out and key[:8].decode() not in out, "the key must never be logged"
 
 
 def test_cue_carries_the_force_feedback_torque_only_while_the_rig_is_live(ros_node, start_node,
@@ -503,6 +551,24 @@ def test_injected_link_losses_stop_frames_and_rig_input_for_their_duration(ros_n
 ])
 def test_bad_parameters_refuse_to_start(assert_refuses, params, words):
     assert_refuses("bridge_node", params, words)
+
+
+@pytest.mark.parametrize("data, mode, words", [
+    (b"k" * 32, 0o644, "permissions 0644 are too open"),
+    (b"k" * 32, 0o640, "permissions 0640 are too open"),
+    (b"k" * 15, 0o600, "15 bytes, a key needs at least 16"),
+    (b"", 0o600, "0 bytes, a key needs at least 16"),
+])
+def test_an_unsafe_key_file_refuses_to_start(assert_refuses, tmp_path, data, mode, words):
+    path = write_key(tmp_path, data, mode)
+    assert_refuses("bridge_node", {"input_port": free_port(), "input_key_file": path},
+                   f"input_key_file '{path}': {words}")
+
+
+def test_a_missing_key_file_refuses_to_start(assert_refuses, tmp_path):
+    path = str(tmp_path / "absent.key")
+    assert_refuses("bridge_node", {"input_key_file": path},
+                   f"input_key_file '{path}': cannot open (No such file or directory)")
 
 
 def test_serial_output_sends_whole_frames_to_a_real_tty(ros_node, start_node, rig):

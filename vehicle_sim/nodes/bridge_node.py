@@ -93,7 +93,8 @@ class BridgeNode(Node):
         self.platform = p.apply_to(load(PlatformParams, config_path(p.platform_file)))
         self.motion = MotionBridge(self.platform)
         p.check_serial_capacity(self.motion.frame_bytes)
-        self.steering = SteeringBridge(self.platform.inputs, self.platform.mux, self.platform.ffb)
+        self.steering = SteeringBridge(self.platform.inputs, self.platform.mux, self.platform.ffb,
+                                       p.input_key())
         self._lock = threading.Lock()  # motion + steering: loop, rig-input and service threads
         self._sample: _Sample | None = None
         self._fed: _Sample | None = None
@@ -131,6 +132,8 @@ class BridgeNode(Node):
             out += (f"; serial {p.serial_device} at {p.serial_baud} baud, "
                     f"{p.platform_rate_hz / self._serial_every:g} frames/s")
         rig = f"{p.input_host}:{p.input_port}" if self.receiver else "off"
+        if self.receiver and p.input_key_file:
+            rig += f", HMAC-SHA256 tag required (key file {p.input_key_file})"
         log.info(f"platform {self.platform.kind} ({p.platform_file}) at {p.platform_rate_hz:g} Hz, "
                  f"{out}; rig input UDP {rig}")
 
@@ -226,7 +229,8 @@ class BridgeNode(Node):
             f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "
             f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {self.pacer.overruns}; "
             f"{sent}; input packets accepted {self.accepted}, rejected "
-            f"{dict(self.steering.rejected)}, dropped (sender not allowed) {dropped}, ignored "
+            f"{dict(self.steering.rejected)}, sequence restarts {self.steering.sequence.restarts}, "
+            f"dropped (sender not allowed) {dropped}, ignored "
             f"(injected wheel link loss) {self.ignored_inputs}; "
             f"mode {self.motion.safety.mode.value}, source {self.arbiter.source}")
 

@@ -7,7 +7,9 @@ loop period and the filter discretisation can never disagree.
 
 Addresses are IPv4 literals (no name resolution at run time). Platform frames go only to
 ``output_host:output_port``; input packets are accepted only from ``allowed_peers``; the node
-never replies to a sender.
+never replies to a sender. With ``input_key_file`` every input packet must carry an HMAC tag
+made with the key in that file (``input_key``, ``wire``); the file is checked here, so a bad
+one refuses the start.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.dynamics_params import MODES
+from vehicle_sim.core.motion.input_key import read_key_file
 from vehicle_sim.core.motion.params import PlatformParams
 
 EVDEV_AXES = ("steering", "throttle", "brake", "clutch")
@@ -64,6 +67,10 @@ class BridgeNodeParams:
     allowed_peers: tuple[str, ...] = spec(("127.0.0.1",),
                                           doc="IPv4 senders whose input packets are accepted; "
                                               "others are dropped and counted")
+    input_key_file: str = spec("", doc="absolute path of the rig input's shared key (at least "
+                                       "16 bytes, mode 600, owned by this user): every input "
+                                       "packet must then carry its HMAC-SHA256 tag; '' = no "
+                                       "authentication")
     evdev_device: str = spec("", doc="wheel as /dev/input/eventN, 'auto' = first device with "
                                      "FF_CONSTANT and axes, '' = no evdev input")
     evdev_axes: tuple[str, ...] = spec(("ABS_X", "ABS_Z", "ABS_RZ", "ABS_Y"),
@@ -92,6 +99,7 @@ class BridgeNodeParams:
             _ipv4("allowed_peers entry", peer)
         if self.input_port and not self.allowed_peers:
             raise ValueError("allowed_peers is empty: every input packet would be dropped")
+        self.input_key()  # a missing, short or readable-by-others key file refuses the start
         for name in ("control_rate_hz", "cue_rate_hz", "serial_rate_hz"):
             if getattr(self, name) > self.platform_rate_hz:
                 raise ValueError(f"{name} must not exceed platform_rate_hz "
@@ -100,6 +108,10 @@ class BridgeNodeParams:
                 a.startswith("ABS_") for a in self.evdev_axes):
             raise ValueError(f"evdev_axes needs {len(EVDEV_AXES)} ABS_* codes "
                              f"({', '.join(EVDEV_AXES)})")
+
+    def input_key(self) -> bytes | None:
+        """The rig input's shared key from ``input_key_file`` (None: no authentication)."""
+        return read_key_file(self.input_key_file) if self.input_key_file else None
 
     def every(self, rate_hz: float) -> int:
         """Platform cycles between two publications at ``rate_hz`` (at least 1)."""

@@ -5,6 +5,8 @@ updates the latest raw state; ``cycle`` runs once per control period: maps the a
 autonomy vs driver, and computes the FF_CONSTANT level to write (None when nothing new to send).
 When no input arrived for ``input_timeout_s`` the driver throttle is forced to 0 and the
 force-feedback level to 0. Handwheel rate is the finite difference of the mapped angle.
+With ``input_key`` every packet must carry a valid HMAC tag (``wire``); refused packets are
+counted by reason in ``rejected`` ("missing MAC", "bad MAC", "stale sequence", ...).
 """
 from __future__ import annotations
 
@@ -36,8 +38,9 @@ class SteeringFrame(Generic[C]):
 class SteeringBridge:
     """Owns the input mapping, sequence check, mux and FFB state of one steering rig."""
 
-    def __init__(self, inputs: InputParams, mux: MuxParams, ffb: FfbParams):
-        self.inputs, self.ffb = inputs, ffb
+    def __init__(self, inputs: InputParams, mux: MuxParams, ffb: FfbParams,
+                 input_key: bytes | None = None):
+        self.inputs, self.ffb, self._key = inputs, ffb, input_key
         self.mapper, self.mux = InputMapper(inputs), CommandMux(mux)
         self.sequence, self.rejected = SequenceTracker(inputs.input_timeout_s), Counter()
         self.ff_rate = UpdateRateLimiter(ffb.max_update_hz)
@@ -51,7 +54,7 @@ class SteeringBridge:
     def on_packet(self, data: bytes, now_s: float) -> bool:
         """Decode one rig input packet; False (and counted in ``rejected``) if refused."""
         try:
-            msg = decode_input_packet(data)
+            msg = decode_input_packet(data, self._key)
         except PacketError as exc:
             self.rejected[exc.reason.split(":")[0]] += 1
             return False

@@ -7,7 +7,8 @@ Outputs (PC -> rig controller), values normalised to 0..1 (0.5 = neutral) and qu
 - binary frame for microcontrollers: header bytes, seq u8, count u8, count x u16 big-endian,
   CRC16 (CCITT-FALSE, over all preceding bytes) big-endian.
 
-Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 bytes:
+Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 bytes
+(37 with a shared key):
 
     offset size field
     0      2    magic b"VS"
@@ -18,11 +19,22 @@ Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 byt
     13     2    steering torque i16 [0.01 N m], + turns the wheel left (REP-103)
     15     4    buttons u32 bitmask (bit i = button i pressed)
     19     2    CRC16-CCITT-FALSE over bytes 0..18
+    21     16   (only with a shared key) HMAC-SHA256 tag over bytes 0..20, truncated to 16 bytes
+
+Authentication is optional: with a key (``input_key.read_key_file``; bridge parameter
+``input_key_file``) every packet is 37 bytes and carries the tag, which covers the whole packet,
+the sequence number included, so a replayed packet is a stale sequence number while the stream
+is live (``SequenceTracker``; after a silence of ``resync_after_s`` it starts a new session) and a
+forged or altered one fails the tag. The tag is checked first, with
+``hmac.compare_digest``, before any other field is looked at. Without a key the packet is the
+21 bytes above, unchanged. The CRC stays in both (it is part of the authenticated bytes).
 
 Raw axis counts are calibrated by ``input_map``. ``decode_input_packet`` raises only PacketError.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import struct
 from dataclasses import dataclass
 
@@ -34,6 +46,8 @@ INPUT_MAGIC = b"VS"
 INPUT_VERSION = 1
 _INPUT = struct.Struct(">2sBHhHHHhI")
 INPUT_PACKET_BYTES = _INPUT.size + 2  # 21
+INPUT_TAG_BYTES = 16  # HMAC-SHA256 truncated to 128 bits (RFC 2104 section 5: >= half the hash)
+SIGNED_INPUT_PACKET_BYTES = INPUT_PACKET_BYTES + INPUT_TAG_BYTES  # 37
 
 
 class PacketError(ValueError):
@@ -159,21 +173,38 @@ class RigInput:
     buttons: int
 
 
-def encode_input_packet(msg: RigInput) -> bytes:
-    """Build an input packet (for rig firmware emulators and tests)."""
+def input_tag(packet: bytes, key: bytes) -> bytes:
+    """The authentication tag of a 21-byte input packet: HMAC-SHA256(key, packet)[:16]."""
+    return hmac.new(key, packet, hashlib.sha256).digest()[:INPUT_TAG_BYTES]
+
+
+def encode_input_packet(msg: RigInput, key: bytes | None = None) -> bytes:
+    """Build an input packet (the rig's side: firmware emulators, tests); with ``key`` the
+    16-byte tag is appended (37 bytes)."""
     body = _INPUT.pack(INPUT_MAGIC, INPUT_VERSION, msg.seq & 0xFFFF, msg.steering_raw,
                        msg.throttle_raw, msg.brake_raw, msg.clutch_raw,
                        round(msg.steering_torque_nm * 100.0), msg.buttons)
-    return body + struct.pack(">H", crc16_ccitt(body))
+    packet = body + struct.pack(">H", crc16_ccitt(body))
+    return packet + input_tag(packet, key) if key is not None else packet
 
 
-def decode_input_packet(data: bytes) -> RigInput:
-    """Validate and decode one input packet; any defect raises PacketError with its reason."""
+def decode_input_packet(data: bytes, key: bytes | None = None) -> RigInput:
+    """Validate and decode one input packet; any defect raises PacketError with its reason.
+
+    With ``key`` the packet must carry a valid tag: reasons "missing MAC" (a 21-byte packet
+    without one) and "bad MAC" (any other tag, or any altered byte), checked before the rest."""
     data = _as_bytes(data)
-    if len(data) < INPUT_PACKET_BYTES:
-        raise PacketError(f"truncated: {len(data)} of {INPUT_PACKET_BYTES} bytes")
-    if len(data) > INPUT_PACKET_BYTES:
-        raise PacketError(f"oversized: {len(data)} of {INPUT_PACKET_BYTES} bytes")
+    size = INPUT_PACKET_BYTES if key is None else SIGNED_INPUT_PACKET_BYTES
+    if key is not None and len(data) == INPUT_PACKET_BYTES:
+        raise PacketError(f"missing MAC: {len(data)} bytes, a key is set ({size} expected)")
+    if len(data) < size:
+        raise PacketError(f"truncated: {len(data)} of {size} bytes")
+    if len(data) > size:
+        raise PacketError(f"oversized: {len(data)} of {size} bytes")
+    if key is not None:
+        data, tag = data[:INPUT_PACKET_BYTES], data[INPUT_PACKET_BYTES:]
+        if not hmac.compare_digest(input_tag(data, key), tag):
+            raise PacketError("bad MAC")
     if data[:2] != INPUT_MAGIC:
         raise PacketError("bad header")
     if data[2] != INPUT_VERSION:
