@@ -53,20 +53,24 @@ class AgentVehicleParams:
     """Traffic car for 004's single-track model (eqs. 1-5), one set for every agent; CG reference
     point. (The ego's vehicle is ``core.vehicle.params.VehicleParams``.)
 
-    Defaults: CommonRoad vehicle 2 single-track set as used by F1TENTH "fullscale" (conventions.md):
-    m, I_z, a = l_f, b = l_r, load-normalised cornering stiffness C_S = 20.89 1/rad, mu, size.
+    Defaults: CommonRoad vehicle 1 (Ford Escort) single-track set, as used by F1TENTH
+    "fullscale" (docs/references.md): m, I_z, a = l_f, b = l_r, mu, size. CommonRoad's lateral
+    force is mu * C_S * F_z * alpha with C_S = -p_ky1 / p_dy1 = 20.89 1/rad and mu = p_dy1 =
+    1.0489; ours is coeff * F_z * alpha (no mu), so coeff = mu * C_S = -p_ky1 = 21.92 1/rad, as
+    in config/vehicles/medium_car.yaml (test_vehicle_commonroad).
     """
 
     mass_kg: float = spec(1225.887, unit="kg", gt=0)
     yaw_inertia_kgm2: float = spec(1538.853, unit="kg m^2", gt=0)
     cg_to_front_m: float = spec(0.88392, unit="m", gt=0)
     cg_to_rear_m: float = spec(1.50876, unit="m", gt=0)
-    cornering_coeff_1prad: float = spec(20.89, unit="1/rad", gt=0)
+    cornering_coeff_1prad: float = spec(21.92, unit="1/rad", gt=0,
+                                        doc="C_alpha / F_z of each axle (mu * C_S, see above)")
     friction_mu: float = spec(1.0489, unit="-", gt=0)
     length_m: float = spec(4.298, unit="m", gt=0)
     width_m: float = spec(1.674, unit="m", gt=0)
     power_w: float = spec(100e3, unit="W", gt=0, doc="constant-power gearbox (004), choice")
-    max_steer_rad: float = spec(0.91, unit="rad", gt=0, doc="CommonRoad vehicle 2 steering limit")
+    max_steer_rad: float = spec(0.91, unit="rad", gt=0, doc="CommonRoad vehicle 1 steering limit")
 
 
 @dataclass(frozen=True)
