@@ -37,18 +37,17 @@ from vehicle_sim.core.sensors.params import GnssParams
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import run
-from vehicle_sim.nodes.sensor_common import SensorNode, StateView, sensor_rng
+from vehicle_sim.nodes.sensor_common import SensorNode, StateView
 from vehicle_sim.paths import config_path
 
-_STREAM_ID = 2  # seed stream of the GNSS (the imu node uses 1)
-
-
 class GpsNode(SensorNode):
-    params_cls = GpsNodeParams
-    check_fault = check_gps
+    """A GNSS receiver: fixes (and velocity) at ``rate_hz`` from the core GnssModel."""
+
+    node_name, seed_stream = "gps", 2  # the imu node draws from stream 1
+    params_cls, check_fault = GpsNodeParams, check_gps
 
     def __init__(self) -> None:
-        super().__init__("gps")
+        super().__init__()
         mp = self.model.params
         self.pub_fix = self.create_publisher(NavSatFix, self.p.fix_topic, qos.STATE)
         self.pub_vel = None
@@ -66,7 +65,7 @@ class GpsNode(SensorNode):
         params = load_preset(GnssParams, config_path(self.p.preset_file), rate_hz=self.p.rate_hz,
                              origin=origin)
         zones = load(GnssZones, config_path(self.p.zones_file)) if self.p.zones_file else None
-        return GnssModel(params, sensor_rng(self.p.seed, _STREAM_ID), zones)
+        return GnssModel(params, self.rng(), zones)
 
     def sample(self, t_ns: int, state: StateView) -> None:
         for fix in self.model.update(t_ns * 1e-9, state):

@@ -28,25 +28,24 @@ from vehicle_sim.core.sensors.params import ImuParams
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import run
-from vehicle_sim.nodes.sensor_common import SensorNode, StateView, sensor_rng
+from vehicle_sim.nodes.sensor_common import SensorNode, StateView
 from vehicle_sim.paths import config_path
 
-_STREAM_ID = 1  # seed stream of the IMU (the gps node uses 2)
-
-
 class ImuNode(SensorNode):
-    params_cls = ImuNodeParams
-    check_fault = check_imu
+    """An IMU: specific force and angular rate in imu_link axes at ``rate_hz``."""
+
+    node_name, seed_stream = "imu", 1  # the gps node draws from stream 2
+    params_cls, check_fault = ImuNodeParams, check_imu
 
     def __init__(self) -> None:
-        super().__init__("imu")
+        super().__init__()
         mp = self.model.params
         self.pub = self.create_publisher(Imu, self.p.imu_topic, qos.STREAM)
         self.announce("IMU", mp.lever_arm_m, mp.mounting_rpy_rad, f"frame {self.p.frame_id}")
 
     def make_model(self) -> ImuModel:
         params = load_preset(ImuParams, config_path(self.p.preset_file), rate_hz=self.p.rate_hz)
-        return ImuModel(params, sensor_rng(self.p.seed, _STREAM_ID))
+        return ImuModel(params, self.rng())
 
     def sample(self, t_ns: int, state: StateView) -> None:
         s = self.model.update(t_ns * 1e-9, state)

@@ -87,15 +87,17 @@ def _tuple(v) -> tuple[float, float, float]:
 
 
 class SensorNode(Node):
-    """Base of the sensor nodes. Subclasses set ``params_cls`` and ``check_fault`` (a core
-    fault check) and implement ``make_model()`` (a model with ``faults.apply(active)``) and
-    ``sample(t_ns, state)``."""
+    """Base of the sensor nodes. Subclasses set ``node_name``, ``seed_stream``, ``params_cls``
+    and ``check_fault`` (a core fault check) and implement ``make_model()`` (a model with
+    ``faults.apply(active)``, drawing from ``rng()``) and ``sample(t_ns, state)``."""
 
+    node_name: str
+    seed_stream: int  # this sensor's generator among those of one scenario seed
     params_cls: type
     check_fault: Check
 
-    def __init__(self, name: str):
-        super().__init__(name)
+    def __init__(self):
+        super().__init__(self.node_name)
         self.p = declare_and_load(self, self.params_cls)
         self.model = self.make_model()
         self.t_ns: int | None = None  # sim time of the last accepted state
@@ -172,6 +174,11 @@ class SensorNode(Node):
     def sample(self, t_ns: int, state: StateView) -> None:
         raise NotImplementedError
 
+
+
+    def rng(self) -> np.random.Generator:
+        """A fresh generator of this sensor for the node's seed (every model rebuild)."""
+        return sensor_rng(self.p.seed, self.seed_stream)
 
 
 def sensor_rng(seed: int, stream: int) -> np.random.Generator:
