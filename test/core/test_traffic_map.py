@@ -79,6 +79,27 @@ def test_malformed_maps_are_refused_naming_the_key(mutate, key):
     assert "bad.yaml" in str(err.value) and key in str(err.value)
 
 
+@pytest.mark.parametrize("mutate, key, words", [
+    (lambda d: d["streets"][0]["reference"].__setitem__("x_m", 1e12),
+     "streets[0].reference.x_m", "<= 10000.0 m"),
+    (lambda d: d["streets"][0]["reference"]["pieces"][0].__setitem__("length_m", 1e12),
+     "streets[0].reference.pieces[0].length_m", "<= 10000.0 m"),
+    (lambda d: d["streets"][0]["reference"].__setitem__(
+        "pieces", [{"length_m": 9000.0}] * 120), "", "km of lanes in total"),
+    (lambda d: d.setdefault("static_objects", []).append(
+        {"id": "b", "kind": "building", "footprint": [[0, 0], [1e9, 0], [0, 5]]}),
+     "static_objects[0].footprint[1][0]", "<= 10000.0 m"),
+])
+def test_map_geometry_is_bounded_before_the_network_is_built(mutate, key, words):
+    """A map whose geometry would make the network (or the neighbour grid) allocate without
+    bound is refused at load (issue 13: 1e12 m took the machine's memory)."""
+    data = copy.deepcopy(_base())
+    mutate(data)
+    with pytest.raises(ConfigError) as err:
+        map_from_dict(data, source="huge.yaml")
+    assert err.value.key == key and words in str(err.value), str(err.value)
+
+
 def test_impossible_connector_geometry_names_the_connection():
     data = copy.deepcopy(_base())
     c = data["nodes"][0]["connections"][0]

@@ -38,6 +38,13 @@ from pathlib import Path
 
 from vehicle_sim.core.config import build, load_yaml, spec
 
+# Geometry bounds: what a map may add up to, so building the network cannot exhaust memory. A
+# 20 km square city: the traffic neighbour grid (20 m cells) then has at most ~1e6 cells; a
+# lane length of 2,000 km in total (a large city: Manhattan has ~800 km of streets) is ~100 MB
+# of sampled centre lines.
+MAX_COORD_M = 10_000.0
+MAX_PIECE_M = 10_000.0
+MAX_TOTAL_LANE_M = 2_000_000.0
 SIGNAL_KINDS = ("traffic_light", "stop", "give_way", "crossing")
 OBJECT_KINDS = ("tree", "pole", "barrier", "building")
 
@@ -46,7 +53,7 @@ OBJECT_KINDS = ("tree", "pole", "barrier", "building")
 class Piece:
     """One entity of a centre line: a straight line (curvature 0) or a circular arc."""
 
-    length_m: float = spec(unit="m", gt=0.0)
+    length_m: float = spec(unit="m", gt=0.0, le=MAX_PIECE_M)
     curvature_1pm: float = spec(0.0, unit="1/m", doc="+ turns left", ge=-1.0, le=1.0)
 
 
@@ -54,8 +61,8 @@ class Piece:
 class Reference:
     """Start pose and pieces of a street's reference line."""
 
-    x_m: float = spec(unit="m")
-    y_m: float = spec(unit="m")
+    x_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
+    y_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
     heading_rad: float = spec(unit="rad", ge=-7.0, le=7.0)
     pieces: tuple[Piece, ...] = spec(unit="")
 
@@ -101,10 +108,11 @@ class Node:
     """A junction (004 "Nodes") with its connectivities and their probabilities."""
 
     id: str = spec()
-    x_m: float = spec(unit="m")
-    y_m: float = spec(unit="m")
+    x_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
+    y_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
     connections: tuple[Connection, ...] = spec()
-    radius_m: float = spec(12.0, unit="m", doc="extent of the junction box (ego yield zone)", gt=0)
+    radius_m: float = spec(12.0, unit="m", doc="extent of the junction box (ego yield zone)", gt=0,
+                           le=200.0)
 
 
 @dataclass(frozen=True)
@@ -124,10 +132,11 @@ class StaticObject:
 
     id: str = spec()
     kind: str = spec(choices=OBJECT_KINDS)
-    x_m: float = spec(0.0, unit="m")
-    y_m: float = spec(0.0, unit="m")
-    radius_m: float = spec(0.0, unit="m", ge=0.0)
-    footprint: tuple[tuple[float, float], ...] = spec((), unit="m")
+    x_m: float = spec(0.0, unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
+    y_m: float = spec(0.0, unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
+    radius_m: float = spec(0.0, unit="m", ge=0.0, le=100.0)
+    footprint: tuple[tuple[float, float], ...] = spec((), unit="m", ge=-MAX_COORD_M,
+                                                        le=MAX_COORD_M)
 
     def __post_init__(self) -> None:
         if self.kind == "building" and len(self.footprint) < 3:
@@ -153,6 +162,11 @@ class MapSpec:
         _unique([(f"streets[{i}].id", s.id) for i, s in enumerate(self.streets)], "street")
         _unique([(f"nodes[{i}].id", n.id) for i, n in enumerate(self.nodes)], "node")
         _unique([(f"signals[{i}].id", s.id) for i, s in enumerate(self.signals)], "signal")
+        total = sum(sum(p.length_m for p in s.reference.pieces) * len(s.lanes)
+                    for s in self.streets)
+        if total > MAX_TOTAL_LANE_M:
+            raise ValueError(f"streets: {total / 1e3:.0f} km of lanes in total, more than the "
+                             f"{MAX_TOTAL_LANE_M / 1e3:.0f} km a map may have")
         for i, n in enumerate(self.nodes):
             _check_node(i, n, lanes)
         for i, sg in enumerate(self.signals):
