@@ -40,10 +40,13 @@ def test_rejections_say_why_and_change_nothing():
     book.command(FaultRequest(1, "link_loss"), 0)
     answers = [book.command(r, 0)[0] for r in (
         FaultRequest(1, "freeze"), FaultRequest(1, "link_loss", duration_s=math.inf),
-        FaultRequest(7, "clear"), FaultRequest(3, "fault 42"))]
-    assert [a.state for a in answers] == ["rejected"] * 4
+        FaultRequest(7, "clear"), FaultRequest(3, "fault 42"),
+        FaultRequest(4, "link_loss", duration_s=1e300))]  # finite, but no integer ns count
+    assert [a.state for a in answers] == ["rejected"] * 5
     assert answers[0].message == "FREEZE: not applicable to wheel (accepted: LINK_LOSS, CLEAR)"
-    assert "LINK_LOSS: duration must be finite and >= 0 s, got inf" == answers[1].message
+    assert answers[1].message == ("LINK_LOSS: duration must be finite, >= 0 and <= 1e+06 s "
+                                  "(0 = until cleared), got inf")
+    assert answers[4].message.endswith("got 1e+300")
     assert answers[2].message == "CLEAR: no active wheel fault with id 7"
     assert answers[3].message.startswith("fault 42: not applicable")
     assert list(book.active) == [1] and book.active[1].until_ns is None

@@ -1,4 +1,5 @@
 """Injected sensor faults through the fault book: checks, bounds of the combined faults, apply."""
+import numpy as np
 import pytest
 
 from vehicle_sim.core.faults import FaultBook, FaultRequest
@@ -71,3 +72,32 @@ def test_gps_noise_scales_multiply_to_at_most_1000():
     faults = GnssFaults()
     faults.apply(list(book.active.values()))
     assert faults.noise_scale == pytest.approx(1000.0)
+
+
+
+def test_a_scale_of_zero_does_not_let_a_huge_scale_in():
+    """0 x 1e300 = 0 is within the product bound, but a CLEAR of the 0 would leave 1e300."""
+    book = FaultBook("gps", check_gps)
+    assert answers(book, FaultRequest(1, "noise_scale", value=0.0),
+                   FaultRequest(2, "noise_scale", value=1e300)) == ["active", "rejected"]
+
+
+@pytest.mark.parametrize("check, faults, kind, channel, bound, field", [
+    (check_gps, GnssFaults, "noise_scale", "", 1000.0, "noise_scale"),
+    (check_imu, ImuFaults, "bias_step", "accel_x", 1000.0, "accel_bias_step_mps2"),
+    (check_gps, GnssFaults, "position_jump", "", 1e5, "position_jump_enu_m"),
+])
+def test_what_remains_after_a_clear_is_clipped_to_the_bound(check, faults, kind, channel, bound,
+                                                             field):
+    """+b, -b, +b (or 0, b, b for scales) are accepted one by one; clearing the middle one
+    would leave 2 b (b^2): the model gets the bound."""
+    values = (0.0, bound, bound) if kind == "noise_scale" else (bound, -bound, bound)
+    book = FaultBook("sensor", check)
+    requests = [FaultRequest(i + 1, kind, channel, v,
+                             vector=(v, 0.0, 0.0) if kind == "position_jump" else (0.0, 0.0, 0.0))
+                for i, v in enumerate(values)]
+    clear = 1 if kind == "noise_scale" else 2
+    assert answers(book, *requests, FaultRequest(clear, "clear")) == ["active"] * 3 + ["cleared"]
+    model = faults()
+    model.apply(list(book.active.values()))
+    assert float(np.max(np.abs(getattr(model, field)))) == bound

@@ -74,10 +74,16 @@ class Wording:
         return kind.upper() if self.upper_case and kind.isidentifier() else kind
 
 
+# the longest fault duration [s] (~11.6 days of simulation time; 0 = until cleared): an
+# integer count of nanoseconds then stays far inside 64 bits
+MAX_DURATION_S = 1.0e6
+
+
 def duration_problem(duration_s: float) -> str | None:
-    if math.isfinite(duration_s) and duration_s >= 0.0:
+    if math.isfinite(duration_s) and 0.0 <= duration_s <= MAX_DURATION_S:
         return None
-    return f"duration must be finite and >= 0 s, got {duration_s}"
+    return (f"duration must be finite, >= 0 and <= {MAX_DURATION_S:g} s (0 = until cleared), "
+            f"got {duration_s}")
 
 
 def not_applicable(target: str, accepted: tuple[str, ...]) -> str:

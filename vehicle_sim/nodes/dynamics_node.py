@@ -6,6 +6,7 @@ core.vehicle. This file only converts messages and wires topics and services.
 from __future__ import annotations
 
 import threading
+import traceback
 import time
 
 from geometry_msgs.msg import Twist
@@ -86,8 +87,8 @@ class DynamicsNode(Node):
         hooks = Hooks(after_step=self._after_step, status=self._publish_status,
                       frame_stalled=self._on_stalled, faults_changed=self.faults.report,
                       diverged=self._on_diverged)
-        self._thread = threading.Thread(target=self.loop.run, args=(self._stop, hooks),
-                                        name="physics", daemon=True)
+        self._thread = threading.Thread(target=self._run_loop, args=(hooks,), name="physics",
+                                        daemon=True)
         self.get_logger().info(
             f"model {self.p.model}/{self.p.integrator} at {self.p.physics_rate_hz:g} Hz, mode "
             f"{self.p.mode}, real_time_factor {self.p.real_time_factor:g}, vehicle "
@@ -157,6 +158,17 @@ class DynamicsNode(Node):
                         model=self.p.model)
         msg.header.stamp = conv.stamp(self.loop.t_ns)
         self.pub_status.publish(msg)
+
+    def _run_loop(self, hooks: Hooks) -> None:
+        """The physics thread: an error escaping the loop must not leave a node that looks
+        alive with a frozen /clock; it ends the process with exit code 1 and the traceback."""
+        try:
+            self.loop.run(self._stop, hooks)
+        except Exception as exc:
+            self.get_logger().fatal(f"physics loop failed at t={self.loop.t_ns * 1e-9:.3f} s: "
+                                    f"{type(exc).__name__}: {exc}")
+            traceback.print_exc()
+            self.failed = True
 
     def _on_diverged(self, t_ns: int, why: str) -> None:
         """The state would have become NaN/inf: nothing absurd is published, the run ends."""

@@ -75,8 +75,10 @@ class SensorFaults:
         """Set every field from the active faults: the sensor's offsets summed
         (``_apply_offsets``), the product of the noise scales, any freeze/dropout."""
         self._apply_offsets(active)
-        self.set_noise_scale(math.prod(f.request.value for f in active
-                                       if f.kind == "noise_scale"))
+        # each fault was bounded alone and with the others when it began; clearing one (a scale
+        # of 0, a cancelling offset) may leave a combination past the bound: clip it there
+        self.set_noise_scale(min(math.prod(f.request.value for f in active
+                                           if f.kind == "noise_scale"), MAX_NOISE_SCALE))
         self.freeze, self.dropout = _any(active, "freeze"), _any(active, "dropout")
 
     def _apply_offsets(self, active: list[ActiveFault]) -> None:
@@ -101,7 +103,8 @@ class ImuFaults(SensorFaults):
         for f in active:
             if f.kind == "bias_step":
                 steps[IMU_CHANNELS.index(f.request.channel)] += f.request.value
-        self.set_bias_step(steps[:3], steps[3:])
+        self.set_bias_step(np.clip(steps[:3], -MAX_ACCEL_BIAS_STEP_MPS2, MAX_ACCEL_BIAS_STEP_MPS2),
+                           np.clip(steps[3:], -MAX_GYRO_BIAS_STEP_RADPS, MAX_GYRO_BIAS_STEP_RADPS))
 
 
 @dataclass
@@ -121,7 +124,7 @@ class GnssFaults(SensorFaults):
         for f in active:
             if f.kind == "position_jump":
                 jump += f.request.vector
-        self.set_position_jump(jump)
+        self.set_position_jump(np.clip(jump, -MAX_POSITION_JUMP_M, MAX_POSITION_JUMP_M))
         self.no_fix = _any(active, "no_fix")
 
 
@@ -161,10 +164,14 @@ def check_gps(req: FaultRequest, others: list[ActiveFault]) -> str | None:
 
 
 def _bias_sum_problem(req: FaultRequest, others: list[ActiveFault]) -> str | None:
+    """The step alone and the sum of the channel's steps within the bound (alone too: two huge
+    steps that cancel would leave one of them after a CLEAR)."""
     total = req.value + sum(f.request.value for f in others
                             if f.kind == "bias_step" and f.request.channel == req.channel)
     limit, unit = ((MAX_ACCEL_BIAS_STEP_MPS2, "m/s^2") if req.channel.startswith("accel")
                    else (MAX_GYRO_BIAS_STEP_RADPS, "rad/s"))
+    if abs(req.value) > limit:
+        return f"bias step {req.value:g} {unit} beyond the bound {limit:g} {unit} (absolute)"
     if abs(total) <= limit:
         return None
     return (f"the active bias steps on {req.channel} would add up to {total:g} {unit}, beyond "
@@ -172,6 +179,8 @@ def _bias_sum_problem(req: FaultRequest, others: list[ActiveFault]) -> str | Non
 
 
 def _jump_sum_problem(req: FaultRequest, others: list[ActiveFault]) -> str | None:
+    if any(abs(c) > MAX_POSITION_JUMP_M for c in req.vector):
+        return f"position jump beyond the bound {MAX_POSITION_JUMP_M:g} m per axis (absolute)"
     jumps = [req.vector] + [f.request.vector for f in others if f.kind == "position_jump"]
     e, n, u = (sum(axis) for axis in zip(*jumps))
     if all(abs(c) <= MAX_POSITION_JUMP_M for c in (e, n, u)):
@@ -183,6 +192,8 @@ def _jump_sum_problem(req: FaultRequest, others: list[ActiveFault]) -> str | Non
 def _scale_product_problem(req: FaultRequest, others: list[ActiveFault]) -> str | None:
     if req.kind != "noise_scale":
         return None
+    if req.value > MAX_NOISE_SCALE:  # alone too: with a scale of 0 active the product is 0
+        return f"noise scale {req.value:g} beyond the bound {MAX_NOISE_SCALE:g}"
     product = req.value * math.prod(f.request.value for f in others if f.kind == "noise_scale")
     if product <= MAX_NOISE_SCALE:
         return None
