@@ -6,8 +6,8 @@ core.vehicle. This file only converts messages and wires topics and services.
 from __future__ import annotations
 
 import threading
-import traceback
 import time
+import traceback
 
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
