@@ -84,8 +84,14 @@ def test_malformed_maps_are_refused_naming_the_key(mutate, key):
      "streets[0].reference.x_m", "<= 10000.0 m"),
     (lambda d: d["streets"][0]["reference"]["pieces"][0].__setitem__("length_m", 1e12),
      "streets[0].reference.pieces[0].length_m", "<= 10000.0 m"),
-    (lambda d: d["streets"][0]["reference"].__setitem__(
-        "pieces", [{"length_m": 9000.0}] * 120), "", "km of lanes in total"),
+    (lambda d: d.__setitem__("streets", [
+        {**d["streets"][0], "id": f"s{i}",
+         "lanes": [{**ln, "id": f"s{i}_{ln['id']}"} for ln in d["streets"][0]["lanes"]],
+         "reference": {"x_m": 0.0, "y_m": 0.0, "heading_rad": 0.0,
+                       "pieces": [{"length_m": 5000.0, "curvature_1pm": 1e-3}] * 40}}
+        for i in range(6)]), "", "km of lanes in total"),
+    (lambda d: d["streets"][0]["reference"].__setitem__(  # starts inside, runs 1,000 km away
+        "pieces", [{"length_m": 10_000.0}] * 100), "streets[0].reference", "ends at"),
     (lambda d: d.setdefault("static_objects", []).append(
         {"id": "b", "kind": "building", "footprint": [[0, 0], [1e9, 0], [0, 5]]}),
      "static_objects[0].footprint[1][0]", "<= 10000.0 m"),

@@ -50,15 +50,16 @@ def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; malformed YAML or a non-mapping top level raises ConfigError."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as f:
+            text = f.read(MAX_FILE_CHARS + 1)  # never more: a huge file or a FIFO
     except OSError as exc:
         raise ConfigError(str(path), "", f"cannot read file ({exc.strerror})") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(str(path), "", f"not UTF-8 text (byte {exc.start}: "
                                          f"{exc.object[exc.start:exc.start + 1]!r})") from None
     if len(text) > MAX_FILE_CHARS:
-        raise ConfigError(str(path), "", f"{len(text)} characters, more than the "
-                                         f"{MAX_FILE_CHARS} a parameter file may have")
+        raise ConfigError(str(path), "", f"more than the {MAX_FILE_CHARS} characters a "
+                                         f"parameter file may have")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -68,6 +69,8 @@ def load_yaml(path: str | Path) -> dict:
         raise ConfigError(str(path), "", f"malformed YAML{line}: {problem}") from None
     except RecursionError:
         raise ConfigError(str(path), "", "nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits (int() refuses it)
+        raise ConfigError(str(path), "", f"unreadable value: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

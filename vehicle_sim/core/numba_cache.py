@@ -10,19 +10,25 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+# modules outside the guarded packages whose constants their kernels fold in
+SHARED_SOURCES = (Path(__file__).parent / "units.py",)
+
 
 def sources_digest(package_dir: Path) -> str:
-    """SHA-1 over the relative names and contents of every .py file below ``package_dir``."""
+    """SHA-1 over the relative names and contents of every .py file below ``package_dir`` and
+    of :data:`SHARED_SOURCES`."""
     digest = hashlib.sha1()
-    for src in sorted(package_dir.rglob("*.py")):
-        digest.update(str(src.relative_to(package_dir)).encode())
+    for src in [*sorted(package_dir.rglob("*.py")), *SHARED_SOURCES]:
+        digest.update(src.name.encode() if src in SHARED_SOURCES
+                      else str(src.relative_to(package_dir)).encode())
         digest.update(src.read_bytes())
     return digest.hexdigest()
 
 
 def guard_package(package_dir: Path) -> None:
-    """Delete the package's cached kernels (*.nbi, *.nbc) unless its sources are unchanged
-    since they were cached. A read-only install is left alone (numba then compiles in memory)."""
+    """Delete the package's cached kernels (*.nbi, *.nbc) unless its sources (and the shared
+    constants) are unchanged since they were cached. A read-only install is left alone (numba
+    then compiles in memory)."""
     stamp = package_dir / "__pycache__" / "numba_sources.sha1"
     digest = sources_digest(package_dir)
     try:

@@ -23,9 +23,10 @@ Input (steering rig -> PC), one UDP datagram or serial frame, big-endian, 21 byt
 
 Authentication is optional: with a key (``input_key.read_key_file``; bridge parameter
 ``input_key_file``) every packet is 37 bytes and carries the tag, which covers the whole packet,
-the sequence number included, so a replayed packet is a stale sequence number while the stream
-is live (``SequenceTracker``; after a silence of ``resync_after_s`` it starts a new session) and a
-forged or altered one fails the tag. The tag is checked first, with
+the sequence number included, so a forged or altered packet fails the tag. A replay is not
+stopped: the 16-bit sequence wraps (131 s at 500 Hz), so a recording older than a wrap can pass
+the window, and after a silence of ``resync_after_s`` any number starts a new session
+(``SequenceTracker``; see the README). The tag is checked first, with
 ``hmac.compare_digest``, before any other field is looked at. Without a key the packet is the
 21 bytes above, unchanged. The CRC stays in both (it is part of the authenticated bytes).
 

@@ -33,6 +33,7 @@ backward`` drives it against the reference. Junction connector paths (from the e
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,24 @@ class Reference:
     def __post_init__(self) -> None:
         if not self.pieces:
             raise ValueError("pieces: at least one piece is required")
+        for i, (x, y) in enumerate(self.piece_ends()):
+            if max(abs(x), abs(y)) > MAX_COORD_M:  # an arc bulges at most L/2 past its chord
+                raise ValueError(f"pieces[{i}] ends at ({x:.0f}, {y:.0f}) m, more than "
+                                 f"{MAX_COORD_M:g} m from the origin")
+
+    def piece_ends(self) -> list[tuple[float, float]]:
+        """End point [m] of each piece (lines and arcs, exact)."""
+        x, y, h, ends = self.x_m, self.y_m, self.heading_rad, []
+        for piece in self.pieces:
+            k, length = piece.curvature_1pm, piece.length_m
+            if abs(k) < 1e-12:
+                x, y = x + length * math.cos(h), y + length * math.sin(h)
+            else:
+                h1 = h + k * length
+                x, y = x + (math.sin(h1) - math.sin(h)) / k, y + (math.cos(h) - math.cos(h1)) / k
+                h = h1
+            ends.append((x, y))
+        return ends
 
 
 @dataclass(frozen=True)
