@@ -211,7 +211,8 @@ def _as_float(value: float, source: str, key: str) -> float:
     try:
         return float(value)
     except OverflowError:  # an integer of hundreds of digits
-        raise ConfigError(source, key, f"number too large ({len(str(abs(value)))} digits)") from None
+        digits = len(str(abs(value)))
+        raise ConfigError(source, key, f"number too large ({digits} digits)") from None
 
 
 def _short(value: Any) -> str:
