@@ -76,6 +76,19 @@ def stop_threads():
         STARTED.pop().stop()
 
 
+def drained(node, rig: "Rig", quiet_s: float = 0.3, timeout_s: float = 10.0) -> int:
+    """Spin until no frame has arrived for ``quiet_s`` (the link is cut: whatever still comes
+    was sent before); the number of frames then."""
+    deadline = time.monotonic() + timeout_s
+    count, since = len(rig.frames), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, "frames keep arriving: the link was not cut"
+        node.test_executor.spin_once(timeout_sec=0.02)
+        if len(rig.frames) != count:
+            count, since = len(rig.frames), time.monotonic()
+    return count
+
+
 def spin_for(node, seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -515,9 +528,8 @@ def test_injected_link_losses_stop_frames_and_rig_input_for_their_duration(ros_n
                                 duration=1.0))
     ros_node.spin_until(lambda: [s.state for s in status if s.id == 1] == [
         FaultStatus.STATE_ACTIVE], what="platform link loss active")
-    spin_for(ros_node, 0.1)  # frames already in flight
-    cut = len(rig.frames)
     t_cut = stream.t_ns
+    cut = drained(ros_node, rig)  # frames sent before the cut, read late on a busy host
     ros_node.spin_until(lambda: FaultStatus.STATE_CLEARED in [s.state for s in status
                                                               if s.id == 1], what="duration")
     assert len(rig.frames) == cut, "no frame leaves while the platform link is cut"

@@ -115,14 +115,18 @@ def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
     sockets of every node process."""
     proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
     try:
-        time.sleep(2.0)
-        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
-                                  text=True).stdout.split()
-        sockets = subprocess.run(["ss", "-tuanpH"], capture_output=True, text=True).stdout
-        mine = [line.split() for line in sockets.splitlines()
-                if any(f"pid={pid}," in line for pid in children)]
-        assert len(children) >= 8 and len(mine) >= 8 * 3, (children, sockets)
-        local = {row[4] for row in mine}
+        deadline = time.monotonic() + 60.0
+        while True:  # until every node process has its DDS sockets (busy host: slow imports)
+            children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                      text=True).stdout.split()
+            sockets = subprocess.run(["ss", "-tuanpH"], capture_output=True, text=True).stdout
+            per_child = {pid: [line.split()[4] for line in sockets.splitlines()
+                               if f"pid={pid}," in line] for pid in children}
+            if len(children) >= 8 and all(len(a) >= 3 for a in per_child.values()):
+                break
+            assert time.monotonic() < deadline, per_child
+            time.sleep(0.5)
+        local = {address for addresses in per_child.values() for address in addresses}
         assert all(address.startswith("127.0.0.1:") for address in local), local
     finally:
         proc.send_signal(signal.SIGINT)
