@@ -64,8 +64,7 @@ class AgentVehicleParams:
     yaw_inertia_kgm2: float = spec(1538.853, unit="kg m^2", gt=0)
     cg_to_front_m: float = spec(0.88392, unit="m", gt=0)
     cg_to_rear_m: float = spec(1.50876, unit="m", gt=0)
-    cornering_coeff_1prad: float = spec(21.92, unit="1/rad", gt=0,
-                                        doc="C_alpha / F_z of each axle (mu * C_S, see above)")
+    cornering_coeff_1prad: float = spec(21.92, unit="1/rad", gt=0)  # mu * C_S, see above
     friction_mu: float = spec(1.0489, unit="-", gt=0)
     length_m: float = spec(4.298, unit="m", gt=0)
     width_m: float = spec(1.674, unit="m", gt=0)
