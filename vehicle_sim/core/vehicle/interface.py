@@ -61,10 +61,15 @@ class VehicleSnapshot:
     def require_finite(self) -> None:
         """Raise NonFiniteState naming the first NaN or infinite field (a finite state whose
         derivative is not, e.g. accelerations at the edge of a diverging integration)."""
-        for f in fields(self):
-            value = np.asarray(getattr(self, f.name), dtype=float)
+        values = [getattr(self, name) for name in _SNAPSHOT_FIELDS]
+        if np.isfinite(np.hstack(values)).all():  # one check on the fast path (~5 us)
+            return
+        for name, value in zip(_SNAPSHOT_FIELDS, values):
             if not np.isfinite(value).all():
-                raise NonFiniteState(f"{f.name} is {value.tolist()}")
+                raise NonFiniteState(f"{name} is {np.asarray(value).tolist()}")
+
+
+_SNAPSHOT_FIELDS = tuple(f.name for f in fields(VehicleSnapshot))
 
 
 class VehicleModel(Protocol):
