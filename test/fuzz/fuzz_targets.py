@@ -388,10 +388,11 @@ def _copy(data):
 
 
 @st.composite
-def file_case(draw):
-    """(name, class, mutated data, how) for one shipped file with 1..3 mutations."""
+def file_case(draw, family: str):
+    """(name, class, mutated data, how) for one shipped file of ``family`` ("vehicle", "map",
+    "scenario", "sensor", "platform", "node") with 1..3 mutations."""
     files = shipped_files()
-    name = draw(st.sampled_from(sorted(files)))
+    name = draw(st.sampled_from(sorted(n for n in files if n.startswith(f"{family} "))))
     cls, data, how = files[name]
     data = _copy(data)
     for _ in range(draw(st.integers(1, 3))):
@@ -406,11 +407,11 @@ def file_case(draw):
             # ROS parameter names are strings; a YAML key may be anything
             keys = ("unknown_key", "x", "", "a..b", "vehicle.x", "chassis")
             keys += () if how == "flat" else (7, None, 1.5)
-            target[draw(st.sampled_from(keys))] = draw(hostile_value)
+            target[draw(st.sampled_from(keys))] = _copy(draw(hostile_value))  # constants stay unmutated
         elif op == "delete":
             del parent[path[-1]]
         else:
-            parent[path[-1]] = draw(hostile_value)
+            parent[path[-1]] = _copy(draw(hostile_value))  # constants stay unmutated
     return name, cls, data, how
 
 
@@ -464,6 +465,7 @@ TARGETS = {
     "imu fault sequences": (fault_sequence(IMU_NAMES), check_imu_faults),
     "gps fault sequences": (fault_sequence(GPS_NAMES), check_gps_faults),
     "vehicle fault sequences": (vehicle_fault_case, check_vehicle_faults),
-    "mutated shipped files": (file_case(), check_file),
+    **{f"mutated {family} files": (file_case(family), check_file)
+       for family in ("vehicle", "map", "scenario", "sensor", "platform", "node")},
     "raw file bytes": (raw_file_case, check_raw_file),
 }
