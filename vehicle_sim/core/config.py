@@ -65,7 +65,8 @@ def load_yaml(path: str | Path) -> dict:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
+        # one line: a ReaderError (a control character) has no mark, its text spans two lines
+        problem = " ".join((getattr(exc, "problem", None) or str(exc)).split())
         raise ConfigError(str(path), "", f"malformed YAML{line}: {problem}") from None
     except RecursionError:
         raise ConfigError(str(path), "", "nested too deeply") from None
