@@ -41,8 +41,8 @@ class BridgeFaults:
     def lost(self, target: str) -> bool:
         return bool(self.links[target].book.active)
 
-    def on_time(self, now_s: float) -> None:
-        """Advance sim time (each vehicle state): faults whose duration elapsed end."""
-        self.now_ns = round(now_s * 1e9)
+    def on_time(self, now_ns: int) -> None:
+        """Advance sim time [ns] (each vehicle state): faults whose duration elapsed end."""
+        self.now_ns = now_ns
         for link in self.links.values():
             link.expire(self.now_ns)

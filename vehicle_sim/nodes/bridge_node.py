@@ -260,7 +260,7 @@ class BridgeNode(Node):
 
     # ---- executor thread -------------------------------------------------------------------
     def _on_state(self, msg: VehicleState) -> None:
-        self.faults.on_time(conv.to_ns(msg.header.stamp) * 1e-9)
+        self.faults.on_time(conv.to_ns(msg.header.stamp))
         self._sample = _Sample(time.monotonic(), msg.header.stamp, _vec(msg.linear_acceleration),
                                _vec(msg.twist.angular), _vec(msg.angular_acceleration),
                                np.array(conv.rpy_from_quaternion(msg.pose.orientation)),

@@ -79,9 +79,12 @@ class TrafficSim:
         wb = v.cg_to_front_m + v.cg_to_rear_m
         fzf = v.mass_kg * GRAVITY_MPS2 * v.cg_to_rear_m / wb
         fzr = v.mass_kg * GRAVITY_MPS2 * v.cg_to_front_m / wb
-        return np.array([v.mass_kg, v.yaw_inertia_kgm2, v.cg_to_front_m, v.cg_to_rear_m,
-                         v.cornering_coeff_1prad * fzf, v.cornering_coeff_1prad * fzr,
-                         v.friction_mu, v.power_w, v.max_steer_rad])
+        vp = np.zeros(lay.N_VP)  # by the layout's indices, so the order lives in layout.py only
+        vp[[lay.VP_M, lay.VP_IZ, lay.VP_A, lay.VP_B, lay.VP_CF, lay.VP_CR, lay.VP_MU, lay.VP_P,
+            lay.VP_SMAX]] = (v.mass_kg, v.yaw_inertia_kgm2, v.cg_to_front_m, v.cg_to_rear_m,
+                             v.cornering_coeff_1prad * fzf, v.cornering_coeff_1prad * fzr,
+                             v.friction_mu, v.power_w, v.max_steer_rad)
+        return vp
 
     def _pack_cfg(self) -> np.ndarray:
         p, (x0, y0, x1, y1) = self.p, self.network.bounds
