@@ -30,9 +30,9 @@ def test_bad_and_stale_packets_are_counted_by_reason():
 def test_stale_input_cuts_throttle_and_force_feedback():
     b = bridge()
     b.on_packet(packet(1, steer=8000, throttle=60000), 0.0)
-    f = b.cycle(0.01, "auto", lambda d: d, aligning_moment_nm=20.0)
+    f = b.cycle(0.01, aligning_moment_nm=20.0)
     assert f.input_fresh and f.driver.throttle > 0.5 and f.torque_nm != 0.0
-    f = b.cycle(0.5, "auto", lambda d: d, aligning_moment_nm=20.0)
+    f = b.cycle(0.5, aligning_moment_nm=20.0)
     assert not f.input_fresh and f.driver.throttle == 0.0 and f.torque_nm == 0.0
     assert f.ff_level == 0
 
@@ -43,8 +43,8 @@ def test_takeover_by_held_rig_torque_and_damping_through_the_chain():
     for k in range(100):  # driver turns left at a steady rate, pushing 3 N m
         t = k * DT
         b.on_packet(packet(k, steer=40 * k, torque=3.0), t)
-        frames.append(b.cycle(t, "auto", lambda d: "driver", aligning_moment_nm=0.0))
-    first = next(k for k, f in enumerate(frames) if f.mux.source is Source.DRIVER)
+        frames.append(b.cycle(t, aligning_moment_nm=0.0))
+    first = next(k for k, f in enumerate(frames) if f.source is Source.DRIVER)
     assert first * DT == pytest.approx(0.2, abs=DT + 1e-9)
     # with no aligning moment, damping + friction resist the turn beyond the centring spring
     spring = [-FfbParams().centring_nm_per_rad * f.driver.handwheel_angle_rad for f in frames]
@@ -69,9 +69,9 @@ def test_with_a_key_only_signed_packets_drive_and_the_rest_is_counted():
     tampered = bytearray(signed(3))
     tampered[7] ^= 0x80  # throttle byte
     assert not b.on_packet(bytes(tampered), 0.002)
-    assert b.cycle(0.003, "auto", lambda d: d, 0.0).input_fresh is False
+    assert b.cycle(0.003, 0.0).input_fresh is False
     assert b.on_packet(signed(4, throttle=60000), 0.004)
-    f = b.cycle(0.005, "auto", lambda d: d, aligning_moment_nm=0.0)
+    f = b.cycle(0.005, aligning_moment_nm=0.0)
     assert f.input_fresh and f.driver.throttle > 0.5
     assert b.rejected == {"missing MAC": 1, "bad MAC": 2}
 

@@ -21,7 +21,6 @@ vehicle state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 
 from vehicle_sim.core.controls import DriveCommand
 from vehicle_sim.core.motion.input_map import DriverInput
@@ -91,9 +90,9 @@ class CommandArbiter:
               ) -> tuple[SteeringFrame, Decision]:
         """Run the steering rig's cycle and decide the source; stamp_ns: newest vehicle state."""
         name, stack_cmd = self._fresh_stack(now_s)
-        frame = self.steering.cycle(now_s, stack_cmd, partial(self._driver, stamp_ns=stamp_ns),
-                                    aligning_moment_nm)
-        if frame.mux.source is Source.DRIVER:
+        frame = self.steering.cycle(now_s, aligning_moment_nm)
+        self._driver(frame.driver, stamp_ns)
+        if frame.source is Source.DRIVER:
             source = DRIVER if frame.input_fresh else NONE
         elif name:
             source = name
@@ -105,7 +104,7 @@ class CommandArbiter:
         command = self.driver_command if source == DRIVER else stack_cmd
         if source == NONE or not due or (name == source and self.params.forward_on_receipt):
             command = None
-        return frame, Decision(source, changed, frame.mux.switched_because, command)
+        return frame, Decision(source, changed, frame.switched_because, command)
 
     def _fresh_stack(self, now_s: float) -> tuple[str, DriveCommand | None]:
         """The first stack input with a fresh command, ('', None) if none."""
@@ -115,8 +114,8 @@ class CommandArbiter:
                 return s.name, latest[0]
         return "", None
 
-    def _driver(self, d: DriverInput, stamp_ns: int) -> DriveCommand:
-        """The rig's command this cycle (called once per cycle by the steering pipeline)."""
+    def _driver(self, d: DriverInput, stamp_ns: int) -> None:
+        """Build the rig's command of this cycle (once per cycle, whatever the source)."""
         if d.gear_up:
             self.gear = min(self.gear + 1, self.params.max_gear)
         if d.gear_down:
@@ -124,4 +123,3 @@ class CommandArbiter:
         self.driver_command = DriveCommand(Controls(
             steer_rad=d.handwheel_angle_rad / self.params.steering_ratio, throttle=d.throttle,
             brake=d.brake, clutch=d.clutch, gear=self.gear, handbrake=d.handbrake), stamp_ns)
-        return self.driver_command

@@ -11,25 +11,22 @@ counted by reason in ``rejected`` ("missing MAC", "bad MAC", "stale sequence", .
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
 
 from vehicle_sim.core.motion.ffb import UpdateRateLimiter, ff_level, handwheel_torque
 from vehicle_sim.core.motion.input_map import DriverInput, InputMapper
-from vehicle_sim.core.motion.mux import CommandMux, MuxResult
+from vehicle_sim.core.motion.mux import CommandMux, Source
 from vehicle_sim.core.motion.params import FfbParams, InputParams, MuxParams
 from vehicle_sim.core.motion.wire import PacketError, SequenceTracker, decode_input_packet
 
-C = TypeVar("C")
-
 
 @dataclass(frozen=True)
-class SteeringFrame(Generic[C]):
-    """One control cycle: mapped driver input, the mux decision, the torque and level to send."""
+class SteeringFrame:
+    """One control cycle: mapped driver input, the mux's source, the torque and level to send."""
 
     driver: DriverInput
-    mux: MuxResult[C]
+    source: Source  # the mux latch after this cycle
+    switched_because: str  # why the latch switched this cycle ('' if it did not)
     input_fresh: bool
     torque_nm: float
     ff_level: int | None  # None: do not write this cycle (unchanged or rate-limited)
@@ -72,12 +69,10 @@ class SteeringBridge:
         self._raw = (steering_raw, throttle_raw, brake_raw, clutch_raw, buttons)
         self._torque_nm, self._last_input_s = steering_torque_nm, now_s
 
-    def cycle(self, now_s: float, autonomy_cmd: C, driver_cmd_from: Callable[[DriverInput], C],
-              aligning_moment_nm: float) -> SteeringFrame[C]:
+    def cycle(self, now_s: float, aligning_moment_nm: float) -> SteeringFrame:
         """Map, arbitrate and compute force feedback for this period.
 
-        driver_cmd_from: turns the ``DriverInput`` into the node's command type (same type as
-        ``autonomy_cmd``). aligning_moment_nm: front-tyre self-aligning moment (VehicleSnapshot).
+        aligning_moment_nm: front-tyre self-aligning moment (VehicleSnapshot).
         """
         fresh = self._last_input_s is not None and \
             now_s - self._last_input_s <= self.inputs.input_timeout_s
@@ -85,14 +80,14 @@ class SteeringBridge:
         if not fresh:
             driver = replace(driver, throttle=0.0)
         rate = self._rate(now_s, driver.handwheel_angle_rad)
-        result = self.mux.step(now_s, autonomy_cmd, driver_cmd_from(driver),
-                               self._torque_nm if fresh else 0.0,
+        reason = self.mux.step(now_s, self._torque_nm if fresh else 0.0,
                                driver.takeover, driver.handback)
         torque = handwheel_torque(self.ffb, aligning_moment_nm, driver.handwheel_angle_rad, rate)
         torque = torque if fresh else 0.0
         level = ff_level(self.ffb, torque)
         send = self.ff_rate.should_send(now_s, level)
-        return SteeringFrame(driver, result, fresh, torque, level if send else None)
+        return SteeringFrame(driver, self.mux.source, reason, fresh, torque,
+                             level if send else None)
 
     def _rate(self, now_s: float, angle_rad: float) -> float:
         prev, self._prev_angle = self._prev_angle, (now_s, angle_rad)
