@@ -14,6 +14,7 @@ import yaml
 
 from vehicle_sim.core.config import ConfigError, build, load_yaml, spec
 from vehicle_sim.core.dynamics_params import MODES
+from vehicle_sim.core.fault_schedule import MAX_ENTRIES, ScheduledFault
 from vehicle_sim.paths import config_path, share_dir
 
 DISCOVERY_RANGES = ("LOCALHOST", "SUBNET", "SYSTEM_DEFAULT", "OFF")
@@ -47,6 +48,10 @@ LAUNCH_ARGS = (
               "SUBNET to reach rigs and stacks on a LAN (an explicit choice)", DISCOVERY_RANGES),
 )
 
+
+# fault targets owned by the nodes (FaultCommand.target); a node's name is the target of the
+# faults of its topic links
+FAULT_TARGETS = frozenset({"gps", "imu", "vehicle", "platform", "wheel", "traffic"})
 
 # the package's node executables ([project.scripts] of pyproject.toml, less the runner)
 NODE_EXECUTABLES = ("dynamics_node", "traffic_node", "imu_node", "gps_node", "bridge_node",
@@ -87,9 +92,12 @@ class NodeSpec:
 class Scenario:
     description: str = spec(doc="one line shown by the runner")
     nodes: tuple[NodeSpec, ...] = spec(doc="the processes of the scenario")
+    schedule: tuple[ScheduledFault, ...] = spec((), doc="faults and instructor actions at "
+                                                "simulation times (core/fault_schedule.py)")
 
     def __post_init__(self) -> None:
         names = [n.name for n in self.nodes]
+        self._check_schedule(set(names))
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ValueError(f"duplicate node names: {', '.join(sorted(dupes))}")
@@ -101,6 +109,15 @@ class Scenario:
             if unknown:
                 raise ValueError(f"node {n.name}: lockstep_inputs {unknown} are not lockstep "
                                  f"peers of the scenario")
+
+    def _check_schedule(self, node_names: set[str]) -> None:
+        if len(self.schedule) > MAX_ENTRIES:
+            raise ValueError(f"schedule: {len(self.schedule)} entries, at most {MAX_ENTRIES}")
+        targets = FAULT_TARGETS | node_names
+        for i, e in enumerate(self.schedule):
+            if e.target not in targets:
+                raise ValueError(f"schedule[{i}].target: unknown target {e.target!r} (known: "
+                                 f"{', '.join(sorted(targets))})")
 
 
 # Fast DDS profile that binds every socket to loopback (see its header); given to the node

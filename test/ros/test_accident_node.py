@@ -1,11 +1,23 @@
 """The accident node as a real process: a synthetic ego state and agent array that overlap give
-exactly one AccidentEvent with paper 002's parts and the simulation time of first contact."""
+exactly one AccidentEvent with paper 002's parts and the simulation time of first contact; a
+scenario's schedule goes out on faults/command ahead of its time; a bad schedule refuses to
+start."""
 from __future__ import annotations
 
 import math
 
 import pytest
-from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficAgentArray, VehicleState
+import yaml
+from rosgraph_msgs.msg import Clock
+from vehicle_sim.msg import (
+    AccidentEvent,
+    FaultCommand,
+    TrafficAgent,
+    TrafficAgentArray,
+    VehicleState,
+)
+
+from vehicle_sim.core.fault_schedule import PUBLISH_LEAD_S
 
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -86,3 +98,46 @@ def test_overlaps_give_one_event_each_with_parts_and_stamp(ros_node, start_node,
     assert (e.actor_part, e.victim_part) == (AccidentEvent.PART_FRONT, AccidentEvent.PART_REAR)
     assert conv.to_ns(e.header.stamp) == t1 and e.id == 2
     assert e.impact_speed == pytest.approx(5.0, abs=1e-6)
+
+
+def scenario_file(tmp_path, schedule) -> str:
+    data = yaml.safe_load(config_path("scenarios/urban.yaml").read_text())
+    data["schedule"] = schedule
+    path = tmp_path / "scheduled.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_the_schedule_is_sent_ahead_of_its_sim_time(ros_node, start_node, tmp_path):
+    path = scenario_file(tmp_path, [
+        {"at_s": 10.0, "target": "traffic", "fault": "STEERING_STUCK", "id": 7, "channel": "3",
+         "duration_s": 2.5},
+        {"at_s": 2.5, "target": "vehicle", "fault": "BRAKE_FAILURE", "id": 4, "value": 0.25}])
+    got: list[FaultCommand] = []
+    ros_node.create_subscription(FaultCommand, "faults/command", got.append, qos.FAULT_COMMAND)
+    clock = ros_node.create_publisher(Clock, "/clock", qos.RELIABLE_STREAM)
+    start_node("accident_node", params={"use_sim_time": "true", "scenario": path})
+
+    def tick(t_s: float, spins: int = 10) -> None:
+        for _ in range(spins):
+            clock.publish(Clock(clock=conv.stamp(round(t_s * 1e9))))
+            ros_node.test_executor.spin_once(timeout_sec=0.05)
+
+    ros_node.spin_until(lambda: clock.get_subscription_count() > 0, what="accident node clock")
+    tick(1.0)
+    ros_node.spin_until(lambda: len(got) >= 1, what="the first scheduled command")
+    first = got[0]
+    assert (first.target, first.fault, first.id) == ("vehicle", FaultCommand.BRAKE_FAILURE, 4)
+    assert (first.value, first.at) == (0.25, 2.5)
+    tick(10.0 - PUBLISH_LEAD_S - 0.5)  # not yet due to be sent
+    assert len(got) == 1
+    tick(10.0 - PUBLISH_LEAD_S + 0.2)
+    ros_node.spin_until(lambda: len(got) >= 2, what="the second scheduled command")
+    second = got[1]
+    assert (second.target, second.channel, second.at, second.duration) == (
+        "traffic", "3", 10.0, 2.5)
+
+
+def test_an_unknown_fault_in_the_schedule_refuses_to_start(assert_refuses, tmp_path):
+    path = scenario_file(tmp_path, [{"at_s": 1.0, "target": "gps", "fault": "EXPLODE", "id": 1}])
+    assert_refuses("accident_node", {"scenario": path}, "unknown fault 'EXPLODE'")

@@ -1,5 +1,6 @@
 """Accident node: contact detection between the ego and the traffic agents (paper 004 sec. 7.1)
-reported as paper 002 collisions (actor, victim, parts, position) on ``accidents``.
+reported as paper 002 collisions (actor, victim, parts, position) on ``accidents``; and the
+scenario's schedule of faults and instructor actions sent ahead of their time (fault_schedule).
 
 Thin: parameters come from AccidentParams, the geometry from core.accident.detect. This file only
 converts messages.
@@ -25,10 +26,12 @@ from vehicle_sim.core.accident.detect import PART_NAMES, AccidentDetector, Body,
 from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.config import load
 from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.graph import load_scenario
 from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficAgentArray, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
+from vehicle_sim.nodes.fault_schedule import SchedulePublisher, check_names
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
@@ -84,6 +87,9 @@ class AccidentNode(Node):
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.AGENTS_IN)
+        schedule = load_scenario(self.p.scenario).schedule if self.p.scenario else ()
+        check_names(schedule, f"scenario {self.p.scenario}")
+        self.schedule = SchedulePublisher(self, schedule)
         self.get_logger().info(f"ego box {self.ego_size[0]:.2f} x {self.ego_size[1]:.2f} m "
                                f"({self.p.vehicle_file}), agents vs agents "
                                f"{self.p.agents_vs_agents}")

@@ -27,3 +27,5 @@ class AccidentParams:
                                       doc="agents are moved at constant speed to the ego stamp, "
                                           "at most this far")
     agents_vs_agents: bool = spec(True, doc="also report contacts between two traffic agents")
+    scenario: str = spec("", doc="scenario (name or file) whose schedule of faults and "
+                         "instructor actions this node publishes; '' = none")
