@@ -18,7 +18,6 @@ from vehicle_sim.msg import (
 )
 
 from vehicle_sim.core.fault_schedule import PUBLISH_LEAD_S
-
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.paths import config_path

@@ -86,7 +86,8 @@ class AccidentNode(Node):
         self.events = 0
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
-        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.AGENTS_IN)
+        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
+                                 qos.AGENTS_IN)
         schedule = load_scenario(self.p.scenario).schedule if self.p.scenario else ()
         check_names(schedule, f"scenario {self.p.scenario}")
         self.schedule = SchedulePublisher(self, schedule)
