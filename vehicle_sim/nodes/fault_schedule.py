@@ -2,7 +2,9 @@
 
 Each entry goes out on ``faults/command`` ``PUBLISH_LEAD_S`` of simulation time before it is due,
 with ``at`` set, so the node owning its target applies it at its own first step with t >= at.
-The fault names were checked against FaultCommand's constants when the node started.
+The fault names were checked against FaultCommand's constants when the node started. A node
+that starts late (a respawn) skips the entries due more than ``LATE_S`` before its clock's first
+reading (its previous life sent them, or their time is gone); later ones apply on receipt.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 
 CHECK_PERIOD_S = 0.1  # sim time between looks at the schedule (<< PUBLISH_LEAD_S)
+LATE_S = 1.0  # a first clock reading later than this after an entry: a restart, skip it
 
 
 def command_of(entry: ScheduledFault) -> FaultCommand:
@@ -38,7 +41,7 @@ class SchedulePublisher:
     def __init__(self, node: Node, entries: tuple[ScheduledFault, ...]):
         self.node, self._left = node, publish_order(entries)
         self.pub = node.create_publisher(FaultCommand, "faults/command", qos.FAULT_COMMAND)
-        self.sent = 0
+        self.sent, self._started = 0, False
         if self._left:
             node.create_timer(CHECK_PERIOD_S, self._tick)
             node.get_logger().info(f"schedule: {len(self._left)} faults and instructor actions")
@@ -47,6 +50,13 @@ class SchedulePublisher:
         now_ns = self.node.get_clock().now().nanoseconds
         if now_ns <= 0:  # the clock has not started
             return
+        if not self._started:
+            self._started = True
+            past = [e for e in self._left if e.at_ns < now_ns - round(LATE_S * 1e9)]
+            if past:  # sent by this node's previous life
+                self._left = self._left[len(past):]
+                self.node.get_logger().warning(f"schedule: {len(past)} entries due before "
+                                               f"t={now_ns * 1e-9:.3f} s skipped (restarted)")
         lead_ns = round(PUBLISH_LEAD_S * 1e9)
         while self._left and self._left[0].at_ns - lead_ns <= now_ns:
             entry = self._left.pop(0)
