@@ -243,3 +243,57 @@ def _spin(node, done, seconds: float) -> None:
     end = time.monotonic() + seconds
     while not done() and time.monotonic() < end:
         node.test_executor.spin_once(timeout_sec=0.01)
+
+
+def test_link_delay_holds_each_message_for_its_delay_of_sim_time_bounded():
+    """LinkFaults alone (no DDS): the order is kept, a message stamped s goes out at the first
+    sim time >= s + delay, the queue is bounded, and the link recovers in order when it ends."""
+    from vehicle_sim.core.faults import ActiveFault, FaultRequest
+    from vehicle_sim.nodes import link_faults as lf
+
+    links = lf.LinkFaults("ego_driver", ("traffic/agents",))
+    delay = FaultRequest(1, lf.LINK_DELAY, "traffic/agents", 0.3)
+    assert links.check(delay, []) is None
+    assert "not a gated subscription" in links.check(
+        FaultRequest(1, lf.LINK_DROP, "vehicle/state"), [])
+    assert "not applicable to ego_driver" in links.check(FaultRequest(1, "freeze"), [])
+    for bad in (0.0, -1.0, math.nan, lf.MAX_DELAY_S + 1.0):
+        assert "delay value" in links.check(FaultRequest(1, lf.LINK_DELAY, "traffic/agents",
+                                                          bad), [])
+    links.update([ActiveFault(delay, None)])
+    out = []
+    for k in range(10):  # 20 Hz messages stamped at their arrival
+        t = k * DT
+        out += [(t, m) for m in links.offer("traffic/agents", k, t, t)]
+    assert out == [(t, (t - 300 * MS) // DT) for t in range(300 * MS, 450 * MS + 1, DT)]
+    links.update([])  # the fault ended: the rest goes out at once, in order, then live
+    assert links.release("traffic/agents", 460 * MS) == [4, 5, 6, 7, 8, 9]
+    assert links.offer("traffic/agents", 10, 500 * MS, 500 * MS) == [10]
+    links.update([ActiveFault(delay, None)])
+    for k in range(lf.MAX_HELD + 50):
+        links.offer("traffic/agents", k, 0, 0)
+    assert len(links.links["traffic/agents"].held) == lf.MAX_HELD
+    assert links.counts("traffic/agents")[0] == 50  # the oldest were dropped
+
+
+def test_crashed_agents_go_out_as_state_crashed_in_both_encoders():
+    """A crashed agent of the core is STATE_CRASHED in traffic/agents (the CDR encoder and the
+    message builder alike), whatever its speed; the others keep DRIVING / STOPPED."""
+    from rclpy.serialization import deserialize_message
+
+    from vehicle_sim.core.traffic.kernels import layout as lay
+    from vehicle_sim.core.traffic.sim import TrafficSim
+    from vehicle_sim.nodes import traffic_msgs as tm
+
+    sim = TrafficSim.from_files(config_path("maps/urban_grid.yaml"))
+    slots = [sim.spawn(0, s, speed=v) for s, v in ((20.0, 5.0), (40.0, 0.0), (60.0, 5.0))]
+    sim.mark_crashed([int(sim.store.ai[lay.AI_UID, slots[2]])])
+    a = sim.agents()
+    assert a["crashed"].tolist() == [False, False, True]
+    owner = [0, 0, 0]
+    raw = tm.AgentEncoder(sim.network.lane_names).encode(a, owner, 5, "map")
+    built = tm.agents_msg(a, owner, sim.network.lane_names, 5, "map")
+    for msg in (deserialize_message(raw, TrafficAgentArray), built):
+        assert [x.state for x in msg.agents] == [TrafficAgent.STATE_DRIVING,
+                                                  TrafficAgent.STATE_STOPPED,
+                                                  TrafficAgent.STATE_CRASHED]
