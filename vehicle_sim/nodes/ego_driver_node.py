@@ -14,7 +14,9 @@ Inputs: ``vehicle/state`` (pose in odom = map, static identity map -> odom as th
 assumes), ``traffic/agents`` (every shard's latest set, see agent_inputs; a shard silent for
 ``state_timeout_s`` is dropped) and ``traffic/lights`` (vehicle lights by "signal:lane" id).
 Both traffic inputs are optional: without agents the ego sees no leader; without light states
-it treats every light as green.
+it treats every light as green. Loss of communication (link_faults): FaultCommand LINK_DROP /
+LINK_DELAY with target ``ego_driver`` (this node's name) and channel ``traffic/agents`` or
+``traffic/lights`` drop or delay those inputs (in lockstep: the arrays the frame releases).
 """
 from __future__ import annotations
 
@@ -37,11 +39,15 @@ from vehicle_sim.msg import (
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
+from vehicle_sim.nodes.fault_link import FaultLink
+from vehicle_sim.nodes.link_faults import LinkFaults
 from vehicle_sim.nodes.lockstep_inputs import LockstepInputs
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
+
+AGENTS, LIGHTS = "traffic/agents", "traffic/lights"  # the gated inputs (link faults)
 
 
 class EgoDriverNode(Node):
@@ -59,8 +65,11 @@ class EgoDriverNode(Node):
         self.lights: dict[str, int] = {}
         self.pub = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
-        self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.AGENTS_IN)
-        self.create_subscription(TrafficLightArray, "traffic/lights", self._on_lights, qos.LIGHTS)
+        self.create_subscription(TrafficAgentArray, AGENTS, self._on_agents, qos.AGENTS_IN)
+        self.create_subscription(TrafficLightArray, LIGHTS, self._on_lights, qos.LIGHTS)
+        self.links = LinkFaults(self.get_name(), (AGENTS, LIGHTS))
+        self.faults = FaultLink(self, self.get_name(), self.links.check, now_ns=self._now_ns,
+                                on_change=self.links.update)
         if self.p.lockstep:
             self._lockstep_setup()
         else:
@@ -80,13 +89,27 @@ class EgoDriverNode(Node):
         if self.p.lockstep:
             self._hold(self.inputs.on_agents(msg), msg.source)
         else:
-            self.agents.update(msg)
+            self._gate(AGENTS, [msg], self._now_ns())
 
     def _on_lights(self, msg: TrafficLightArray) -> None:
         if self.p.lockstep:
             self._hold(self.inputs.on_lights(msg), msg.source)
         else:
-            self._apply_lights(msg)
+            self._gate(LIGHTS, [msg], self._now_ns())
+
+    def _now_ns(self) -> int:
+        """Sim time of this node: the frame's in lockstep, else the clock's."""
+        if self.p.lockstep:
+            return self._prev_ns or 0
+        return self.get_clock().now().nanoseconds
+
+    def _gate(self, topic: str, msgs: list, now_ns: int) -> None:
+        """Traffic inputs through the link faults (link_faults), then into use."""
+        use = self.agents.update if topic == AGENTS else self._apply_lights
+        out = [m for msg in msgs
+               for m in self.links.offer(topic, msg, conv.to_ns(msg.header.stamp), now_ns)]
+        for m in self.links.release(topic, now_ns) + out:
+            use(m)
 
     def _hold(self, held: bool, source: str) -> None:
         if not held:
@@ -126,10 +149,9 @@ class EgoDriverNode(Node):
 
     def _frame(self, t_ns: int) -> tuple[int, int]:
         agents, lights = self.inputs.release_arrays(self._prev_ns)
-        for msg in agents:
-            self.agents.update(msg)
-        for msg in lights:
-            self._apply_lights(msg)
+        self.faults.expire(t_ns)
+        self._gate(AGENTS, agents, t_ns)
+        self._gate(LIGHTS, lights, t_ns)
         self._prev_ns = t_ns
         if t_ns % self._period_ns == 0:
             self._control(t_ns)
@@ -137,7 +159,11 @@ class EgoDriverNode(Node):
 
     # ---- control -----------------------------------------------------------------------------
     def _on_timer(self) -> None:
-        self._control(self.get_clock().now().nanoseconds)
+        now_ns = self.get_clock().now().nanoseconds
+        self.faults.expire(now_ns)
+        self._gate(AGENTS, [], now_ns)
+        self._gate(LIGHTS, [], now_ns)
+        self._control(now_ns)
 
     def _publish(self, out: VehicleControl, now_ns: int) -> None:
         self._command_ns, self._last_command = now_ns, out

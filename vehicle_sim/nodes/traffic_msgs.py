@@ -44,6 +44,21 @@ def ego_from_state(msg: VehicleState) -> tuple[float, float, float, float] | Non
     return ego if all(math.isfinite(v) for v in ego) else None
 
 
+def agent_states(a: dict[str, np.ndarray]) -> np.ndarray:
+    """TrafficAgent.STATE_* per agent: CRASHED (the core's crashed flag), else STOPPED below
+    STOPPED_BELOW_MPS, else DRIVING."""
+    moving = np.where(np.abs(a["speed"]) < STOPPED_BELOW_MPS, TrafficAgent.STATE_STOPPED,
+                      TrafficAgent.STATE_DRIVING)
+    crashed = np.asarray(a.get("crashed", np.zeros(len(moving), dtype=bool)), dtype=bool)
+    return np.where(crashed, TrafficAgent.STATE_CRASHED, moving)
+
+
+def uid_of_id(uids: np.ndarray, agent_id: int) -> int | None:
+    """The core uid of the agent whose message id (``agent_ids``) is ``agent_id``, or None."""
+    hit = np.flatnonzero(agent_ids(uids) == agent_id)
+    return int(np.asarray(uids)[hit[0]]) if len(hit) else None
+
+
 def agent_ids(uid: np.ndarray) -> np.ndarray:
     """uint32 message ids from core uids: stable across hand-over (the uid travels with the
     agent). Unique while a shard has created fewer than 2**24 agents."""
@@ -60,17 +75,16 @@ def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str
     out.header.stamp, out.header.frame_id = conv.stamp(t_ns), frame
     half = 0.5 * a["yaw"]
     cols = (agent_ids(a["uid"]).tolist(), [PROFILE_TO_MSG[c] for c in a["profile"].tolist()],
-            (np.abs(a["speed"]) < STOPPED_BELOW_MPS).tolist(), a["x"].tolist(),
+            agent_states(a).tolist(), a["x"].tolist(),
             a["y"].tolist(), np.sin(half).tolist(), np.cos(half).tolist(),
             a["speed"].tolist(), a["yaw_rate"].tolist(), a["accel"].tolist(),
             a["length"].tolist(), a["width"].tolist(), a["lane"].tolist(),
             np.asarray(owner).tolist(), a["ghost"].tolist())
     agents = []
-    for (uid, profile, stopped, x, y, qz, qw, u, r, acc, length, width, lane, own,
-         ghost) in zip(*cols):
+    for (uid, profile, state, x, y, qz, qw, u, r, acc, length, width, lane, own,
+         ghost) in zip(*cols, strict=True):
         m = TrafficAgent(id=uid, kind=TrafficAgent.KIND_CAR, profile=profile,
-                         state=TrafficAgent.STATE_STOPPED if stopped else
-                         TrafficAgent.STATE_DRIVING, speed=u, yaw_rate=r, acceleration=acc,
+                         state=state, speed=u, yaw_rate=r, acceleration=acc,
                          length=length, width=width, owner=own, ghost=ghost,
                          lane_id=lane_names[lane] if lane >= 0 else "")
         m.pose.position.x, m.pose.position.y, m.pose.position.z = x, y, AGENT_Z_M
@@ -130,9 +144,7 @@ class AgentEncoder:
         buf[:len(head)] = head
         _put(buf, start, agent_ids(a["uid"]).astype("<u4"))
         small = np.column_stack((np.full(n, TrafficAgent.KIND_CAR), np.take(
-            PROFILE_TO_MSG, a["profile"]), np.where(np.abs(a["speed"]) < STOPPED_BELOW_MPS,
-                                                    TrafficAgent.STATE_STOPPED,
-                                                    TrafficAgent.STATE_DRIVING)))
+            PROFILE_TO_MSG, a["profile"]), agent_states(a)))
         _put(buf, start + 4, small.astype(np.uint8))
         half = 0.5 * a["yaw"]
         zero = np.zeros(n)

@@ -26,6 +26,13 @@ Shards (shard_count > 1, paper 003): agents that leave this shard's sectors are 
 their new owner, and the agents near the border go to the other shards as ghosts (read-only
 obstacles, published here with ghost = true); see shard_link.ShardLink, also for sharded
 lockstep, where each frame waits for the other shards' messages (``lockstep_inputs``).
+
+Faults (target = this node's name, ``traffic``; instructor_link.TrafficFaults): the instructor's
+actions on one agent (FaultCommand PROVOKE_ACCIDENT ... STOP_IN_LANE, or the service
+``traffic/instruct``), and LINK_DROP / LINK_DELAY of its ``vehicle/state`` input (link_faults;
+in lockstep the frame still waits for the state's stamp, the ego pose used is the gated one).
+Crashed agents (core.traffic.crashed) go out with STATE_CRASHED; they are removed after the
+core's ``crash_timeout_s`` or when sim time goes back (a new run / reset).
 """
 from __future__ import annotations
 
@@ -51,6 +58,8 @@ from vehicle_sim.msg import (
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
+from vehicle_sim.nodes.instructor_link import TrafficFaults
+from vehicle_sim.nodes.link_faults import LinkFaults
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
@@ -96,6 +105,9 @@ class TrafficNode(Node):
         self.pub_markers = self.create_publisher(MarkerArray, "traffic/markers", qos.STATE) \
             if self.p.publish_markers else None
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state, qos.STATE)
+        self.links = LinkFaults(self.get_name(), (self.p.state_topic,))
+        self.faults = TrafficFaults(self, self.sim, self.links,
+                                    now_ns=lambda: self.last_ns or 0)
         self.sharded = self.p.shard_count > 1
         self.link = ShardLink(self, self.p, self.sim, self.sectors, self.heartbeat,
                               lambda: self.lockstep.pump()) if self.sharded else None
@@ -115,8 +127,16 @@ class TrafficNode(Node):
 
     # ---- inputs ------------------------------------------------------------------------------
     def _on_state(self, msg: VehicleState) -> None:
+        t_ns = conv.to_ns(msg.header.stamp)
+        self.ego_ns = max(self.ego_ns, t_ns)  # (lockstep: the frame waits for the stamp only)
+        for m in self.links.offer(self.p.state_topic, msg, t_ns, self.last_ns or 0):
+            self._use_state(m)
+        if self.p.lockstep:
+            self.lockstep.pump()
+
+    def _use_state(self, msg: VehicleState) -> None:
+        """A vehicle state through the link gate: the ego of the next steps."""
         ego = tm.ego_from_state(msg)
-        self.ego_ns = max(self.ego_ns, conv.to_ns(msg.header.stamp))
         if ego is None:
             self.get_logger().warning("non-finite ego state on "
                                       f"{self.p.state_topic} skipped", throttle_duration_sec=5.0)
@@ -124,8 +144,6 @@ class TrafficNode(Node):
             self._egos.append((conv.to_ns(msg.header.stamp), ego))
         else:
             self.ego = ego
-        if self.p.lockstep:
-            self.lockstep.pump()
 
     def _on_timer(self) -> None:
         self.advance(self.get_clock().now().nanoseconds)
@@ -158,6 +176,7 @@ class TrafficNode(Node):
             if self.last_ns is not None:
                 self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
                                           "re-anchoring the traffic schedule")
+                self.sim.clear_crashed()  # a new run: the crashed agents of the old one go
                 # ego states of the run before (lockstep) would block the newer ones
                 self._egos = deque((e for e in self._egos if e[0] <= now_ns),
                                    maxlen=self._egos.maxlen)
@@ -179,6 +198,9 @@ class TrafficNode(Node):
         """One traffic step for sim time t_ns, then every output of that step."""
         if self.link is not None:
             self.link.before_step(t_ns)
+        self.faults.expire(t_ns)
+        for m in self.links.release(self.p.state_topic, t_ns):
+            self._use_state(m)
         if self.p.lockstep:
             self._ego_at(t_ns)
         start = time.perf_counter()  # wall time only measures compute (debug log)

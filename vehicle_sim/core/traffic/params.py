@@ -123,6 +123,9 @@ class TrafficParams:
     lane_change_threshold_mps2: float = spec(0.1, unit="m/s^2", ge=0, doc="MOBIL a_thr")
     safe_decel_mps2: float = spec(4.0, unit="m/s^2", gt=0, doc="MOBIL b_safe")
     heartbeat_steps: int = spec(10, unit="steps", gt=0, doc="ghost refresh (003: N = 10)")
+    crash_timeout_s: float = spec(60.0, unit="s", gt=0, le=3600.0,
+                                  doc="a crashed agent is removed this long after its crash "
+                                  "(a choice: time to stop and look at the scene)")
     aggressive: DriverProfile = AGGRESSIVE
     moderate: DriverProfile = MODERATE
     passive: DriverProfile = PASSIVE

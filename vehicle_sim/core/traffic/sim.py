@@ -9,8 +9,15 @@ Typical use by a node, every step::
 
 Scale-out (paper 003): ``TrafficSim(..., owned_sectors=...)`` simulates only agents in its
 sectors; ``take_departures()`` returns records of agents that left them (fixed-size float64
-rows, ``agents.N_REC`` values = 336 bytes), ``accept(records)`` adopts handed-over agents, and
+rows, ``agents.N_REC`` values = 368 bytes), ``accept(records)`` adopts handed-over agents, and
 ``set_ghosts(export_ghosts())`` installs read-only neighbour copies, refreshed every heartbeat.
+
+Instructor (004 sec. 7, instructor.py): ``instruct(uid, action, until_s)`` switches one agent's
+driver (provoke_accident, run_red_light, full_brake, cut_in, stop_in_lane; "none" ends it);
+``select_agent("nearest_ahead" | "nearest_behind" | "nearest_crossing")`` names the agent.
+Crashed agents (crashed.py): ``mark_crashed(uids)``, ``crashed_states()``,
+``set_crashed_states(uids, x, y, yaw, vx, vy, yaw_rate)`` for an outside crash integrator;
+removed after ``crash_timeout_s`` or by ``clear_crashed()``.
 """
 from __future__ import annotations
 
@@ -21,7 +28,9 @@ import numpy as np
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic import instructor as ins
 from vehicle_sim.core.traffic import zone as zn
+from vehicle_sim.core.traffic.crashed import CrashedAgents
 from vehicle_sim.core.traffic.kernels import layout as lay
 from vehicle_sim.core.traffic.kernels.exits import choose_exit, hash_uniform
 from vehicle_sim.core.traffic.kernels.lane_path import eval_lane
@@ -59,6 +68,8 @@ class TrafficSim:
         self.cfg = self._pack_cfg()
         self.light_state = self.lights.states(0.0)
         self.ego_arr = np.zeros(lay.N_EGO)
+        self.ego: Ego | None = None  # the ego of the last step (instructor targets)
+        self.crashed = CrashedAgents(self.store, network.net)
         if params.initial_agents and not params.zone.enabled:
             self.spawn_random(params.initial_agents)
 
@@ -118,17 +129,22 @@ class TrafficSim:
                 self.lights.select_master(*pose)
             self.light_state = self.lights.states(self.time_s)
         self.cfg[lay.CFG_DT], self.cfg[lay.CFG_T] = dt, self.time_s
+        ins.cut_ins(self.store, self.network.net, ego, self.p.vehicle.length_m,
+                    int(self.cfg[lay.CFG_SEED]))
         step_kernel(self.network.net, self.store.af, self.store.ai, self.vp,
                           self.light_state, self.ego_arr, self.cfg)
         self._remove(self.store.ai[lay.AI_REMOVE] == 1)
-        if zone_on:  # delete agents that crossed the zone boundary outwards
+        if zone_on:  # delete agents that crossed the zone boundary outwards (not crashed ones)
             af = self.store.af
-            self._remove(~self.zone.inside(pose, af[lay.AF_X], af[lay.AF_Y]))
+            self._remove(~self.zone.inside(pose, af[lay.AF_X], af[lay.AF_Y])
+                         & ~self.crashed.mask())
+        self._remove(self.crashed.timed_out(self.time_s + dt, self.p.crash_timeout_s))
         self.time_s += dt
         self._steps += 1
+        ins.expire(self.store, self.time_s)  # an instruction holds for [now, until_s)
 
     def _set_ego(self, ego: Ego | None) -> None:
-        e = self.ego_arr
+        e, self.ego = self.ego_arr, ego
         if ego is None:
             e[lay.EGO_ON] = 0.0
             return
@@ -198,8 +214,9 @@ class TrafficSim:
         if self._last_pose is not None and math.hypot(pose[0] - self._last_pose[0],
                                                       pose[1] - self._last_pose[1]) > TELEPORT_M:
             self._filled = False  # ego was reset or teleported: refill the new zone
+            self.clear_crashed()
         self._last_pose = pose
-        owned = ai[lay.AI_ACTIVE] == lay.OWNED
+        owned = (ai[lay.AI_ACTIVE] == lay.OWNED) & (ai[lay.AI_CRASHED] == 0)
         out = owned & ~self.zone.inside(pose, af[lay.AF_X], af[lay.AF_Y])
         self._remove(out)
         lanes, s_entry, length = self.zone.scan(pose, moving)
@@ -245,7 +262,7 @@ class TrafficSim:
         """Copies of the agents' state arrays: uid; CG pose x, y [m], yaw [rad] (map frame);
         speed u, lateral_speed v [m/s], yaw_rate [rad/s], steer [rad], accel [m/s^2]; lane
         index, s [m]; profile (0 aggressive, 1 moderate, 2 passive); dynamic (1: single-track);
-        length, width [m]; ghost flag."""
+        length, width [m]; ghost and crashed flags; instruction (layout.INS_*)."""
         ai, af = self.store.ai, self.store.af
         sel = (ai[lay.AI_ACTIVE] == lay.OWNED) | (include_ghosts & (ai[lay.AI_ACTIVE] == lay.GHOST))
         idx = np.flatnonzero(sel)
@@ -256,7 +273,9 @@ class TrafficSim:
                 "accel": af[lay.AF_ACCEL, idx].copy(), "lane": ai[lay.AI_LANE, idx].copy(),
                 "s": af[lay.AF_S, idx].copy(), "profile": ai[lay.AI_PROFILE, idx].copy(),
                 "dynamic": ai[lay.AI_DYN, idx].copy(), "length": af[lay.AF_LENGTH, idx].copy(),
-                "width": af[lay.AF_WIDTH, idx].copy(), "ghost": ai[lay.AI_ACTIVE, idx] == lay.GHOST}
+                "width": af[lay.AF_WIDTH, idx].copy(), "ghost": ai[lay.AI_ACTIVE, idx] == lay.GHOST,
+                "crashed": ai[lay.AI_CRASHED, idx] == 1,
+                "instruction": ai[lay.AI_INSTR, idx].copy()}
 
     def light_states(self) -> tuple[list[str], np.ndarray]:
         """Names ("signal:lane") and states of vehicle lights (GREEN 0 YELLOW 1 RED 2 DARK -1)."""
@@ -269,6 +288,41 @@ class TrafficSim:
     @property
     def n_agents(self) -> int:
         return int(np.sum(self.store.ai[lay.AI_ACTIVE] == lay.OWNED))
+
+    # ----------------------------------------------------------------- instructor (004 sec. 7)
+    def select_agent(self, selector: str) -> int:
+        """uid of the agent "nearest_ahead" / "nearest_behind" / "nearest_crossing" of the ego
+        of the last step (instructor.select); InstructionError if none fits."""
+        slot = ins.select(self.store, self.network.net, self.ego, selector)
+        return int(self.store.ai[lay.AI_UID, slot])
+
+    def instruct(self, uid: int, action: str, until_s: float | None = None) -> None:
+        """Switch agent ``uid``'s driver to ``action`` (instructor.ACTIONS; "none" ends it)
+        until sim time ``until_s`` [s] (None: until cleared). InstructionError if it cannot."""
+        code = ins.action_code(action)
+        if until_s is not None and not (math.isfinite(until_s) and until_s >= 0.0):
+            raise ins.InstructionError(f"until_s must be finite and >= 0, got {until_s}")
+        slot = ins.slot_of(self.store, uid)
+        if self.store.ai[lay.AI_CRASHED, slot] == 1 and code != lay.INS_NONE:
+            raise ins.InstructionError(f"agent {uid} has crashed: it takes no instruction")
+        ins.instruct(self.store, self.network.net, self.ego, slot, code,
+                     -1.0 if until_s is None else float(until_s))
+
+    def mark_crashed(self, uids) -> None:
+        """These agents crashed now: the kernel stops driving and moving them (crashed.py)."""
+        self.crashed.mark(uids, self.time_s)
+
+    def crashed_states(self) -> dict[str, np.ndarray]:
+        """uid, x, y, yaw, vx, vy, yaw_rate (map frame, SI) of the crashed agents."""
+        return self.crashed.states()
+
+    def set_crashed_states(self, uids, x, y, yaw, vx, vy, yaw_rate) -> None:
+        """Write crashed agents' planar states (map frame, SI; projected on the nearest lane)."""
+        self.crashed.set_states(uids, x, y, yaw, vx, vy, yaw_rate)
+
+    def clear_crashed(self) -> int:
+        """Remove every crashed agent (a reset); returns how many."""
+        return self._remove(self.crashed.mask())
 
     # ----------------------------------------------------------------- scale-out (003)
     def take_departures(self) -> np.ndarray:

@@ -1,6 +1,11 @@
 """Driver model of paper 004 sec. 6 for traffic agents (numba): the references of one agent
 (its lane, curves, leaders, junctions, signs, crossings) and its steering, from the scalar laws of
 driver_law.
+
+The instructor's switches (AI_INSTR, 004 sec. 7: "the instructor switches off the references to
+nearby vehicles"): PROVOKE skips ``others_accel`` (no leader, no agent or ego in its corridor);
+RUN_RED skips the stop / give-way sign references (junction.classify lets it through lights and
+signs); STOP adds a stop at the comfortable deceleration b (then holds it at rest).
 """
 from __future__ import annotations
 
@@ -43,6 +48,7 @@ from vehicle_sim.core.traffic.kernels.layout import (
     AF_YAW,
     AI_COMMIT,
     AI_IGNORE_SIGNS,
+    AI_INSTR,
     AI_LANE,
     AI_NEXT,
     CFG_CELL,
@@ -58,6 +64,9 @@ from vehicle_sim.core.traffic.kernels.layout import (
     EGO_X,
     EGO_Y,
     EGO_YAW,
+    INS_PROVOKE,
+    INS_RUN_RED,
+    INS_STOP,
     LF_KMAX,
     LF_LEN,
     LF_SKMAX,
@@ -87,11 +96,15 @@ def drive_accel(sc, af, ai, nb, role, stop_s, i):
     u_des = af[AF_V_FACTOR, i] * net.lane_f[ln, LF_SPEED]
     a = ref_accel(u_des, u, af[AF_TS, i] * u + af[AF_D0, i])
     a = min(a, _curve_ref(net, af, ai, i, u))
-    a = min(a, others_accel(sc, af, ai, nb, i, u_des))
+    instr = ai[AI_INSTR, i]
+    if instr != INS_PROVOKE:
+        a = min(a, others_accel(sc, af, ai, nb, i, u_des))
+    if instr == INS_STOP:
+        a = min(a, -af[AF_B_COMF, i])
     if (role[i] == jn.WAITING or role[i] == jn.READY) and ai[AI_COMMIT, i] == 0:
         a = min(a, stop_accel(u, stop_s[i] - s - half - 0.3, cfg[CFG_DT], af[AF_B_COMF, i]))
         kind, _, s_line = jn.end_control(net, lights, ln)
-        if kind == SIG_STOP or kind == SIG_GIVEWAY:
+        if (kind == SIG_STOP or kind == SIG_GIVEWAY) and instr != INS_RUN_RED:
             v_line = af[AF_STOP_SPEED, i] if kind == SIG_STOP else af[AF_GW_SPEED, i]
             if ai[AI_IGNORE_SIGNS, i] == 0 or u < v_line:
                 a = min(a, ref_accel(v_line, u, s_line - s - half - 1.5))

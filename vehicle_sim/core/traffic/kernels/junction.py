@@ -9,6 +9,10 @@ antisymmetric, so two agents never both win: sign rank (no sign / green beats st
 dark light); both waited > max_wait or both at stop signs: arrival order (004 stop-sign rule);
 004 visibility rule (the driver who sees the other, smaller bearing angle, concedes); a left
 turner yields to the opposite flow (Vienna Convention 1968, art. 18(4)); then arrival, then uid.
+
+Instructor (AI_INSTR): RUN_RED ignores its lane's light or sign (as if none); PROVOKE enters
+without looking at the exit lane, the ego or conflicting agents (it no longer sees vehicles).
+A crashed agent (AI_CRASHED) takes no part (it is an obstacle on its lane only).
 """
 from __future__ import annotations
 
@@ -36,8 +40,10 @@ from vehicle_sim.core.traffic.kernels.layout import (
     AF_YELLOW_DEC,
     AI_ACTIVE,
     AI_COMMIT,
+    AI_CRASHED,
     AI_GO,
     AI_IGNORE_SIGNS,
+    AI_INSTR,
     AI_LANE,
     AI_NEXT,
     AI_UID,
@@ -50,6 +56,8 @@ from vehicle_sim.core.traffic.kernels.layout import (
     EGO_X,
     EGO_Y,
     EGO_YAW,
+    INS_PROVOKE,
+    INS_RUN_RED,
     LF_LEN,
     LF_SPEED,
     LF_TURN,
@@ -111,6 +119,8 @@ def classify(sc, af, ai, nb, i, node_busy):
     if d_end > max(cfg[CFG_APPROACH], u * u / 3.0 + u + 5.0):
         return NONE, -1, -1, 0, -1.0
     kind, state, s_line = end_control(net, sc.lights, ln)
+    if ai[AI_INSTR, i] == INS_RUN_RED:
+        kind, state = -1, GREEN  # told to ignore lights and signs
     d_line = s_line - af[AF_S, i] - 0.5 * af[AF_LENGTH, i]
     stop_s = net.lane_f[ln, LF_LEN]
     sign_rank = 0 if kind < 0 or kind == SIG_LIGHT else 1
@@ -136,7 +146,8 @@ def classify(sc, af, ai, nb, i, node_busy):
         return WAITING, node, ai[AI_NEXT, i], sign_rank, stop_s
     if af[AF_TICKET, i] < 0.0:
         af[AF_TICKET, i] = cfg[CFG_T]
-    if not _exit_free(net, af, ai, nb, i) or _ego_blocks(net, sc.ego, cfg, node):
+    blind = ai[AI_INSTR, i] == INS_PROVOKE
+    if not blind and (not _exit_free(net, af, ai, nb, i) or _ego_blocks(net, sc.ego, cfg, node)):
         return WAITING, node, ai[AI_NEXT, i], sign_rank, stop_s
     return READY, node, ai[AI_NEXT, i], sign_rank, stop_s
 
@@ -234,6 +245,8 @@ def junction_permissions(sc, af, ai, nb):
             busy[nd] += 1
     for k in range(order.shape[0]):
         i = order[k]
+        if ai[AI_CRASHED, i] == 1:
+            continue
         r, nd, c, sr, ss = classify(sc, af, ai, nb, i, busy)
         role[i], node_of[i], conn[i], srank[i], stop_s[i] = r, nd, c, sr, ss
         if r >= COMMITTED:
@@ -255,6 +268,9 @@ def junction_permissions(sc, af, ai, nb):
         if role[i] != READY or ai[AI_ACTIVE, i] != OWNED:
             continue
         nd, ok = node_of[i], True
+        if ai[AI_INSTR, i] == INS_PROVOKE:
+            ai[AI_COMMIT, i] = 1  # blind to conflicting agents
+            continue
         for k in range(counts[nd], counts[nd + 1]):
             j = members[k]
             if j == i or conflict_out(net, nd, conn[i], conn[j]) < 0.0:

@@ -21,14 +21,18 @@ from __future__ import annotations
  AF_WAIT_T, AF_TICKET, AF_ACCEL,
  AF_TS, AF_D0, AF_CD_STEER, AF_A_M, AF_B_COMF, AF_T_HW, AF_S0, AF_V_FACTOR, AF_A_LAT,
  AF_YELLOW_DEC, AF_RED_RUN, AF_STOP_SPEED, AF_GW_SPEED, AF_CROSS_FACTOR, AF_CD_ACC, AF_LENGTH,
- AF_WIDTH) = range(31)
-N_AF = 31
+ AF_WIDTH, AF_INSTR_UNTIL, AF_CRASH_T) = range(33)
+N_AF = 33
 # agent int rows
 (AI_ACTIVE, AI_LANE, AI_NEXT, AI_UID, AI_PROFILE, AI_IGNORE_SIGNS, AI_COMMIT, AI_GO, AI_DYN,
- AI_HOPS, AI_REMOVE) = range(11)
-N_AI = 11
+ AI_HOPS, AI_REMOVE, AI_INSTR, AI_CRASHED) = range(13)
+N_AI = 13
 # values of AI_ACTIVE
 FREE, OWNED, GHOST = 0, 1, 2
+# values of AI_INSTR: the instructor's switch on the 004 driver (instructor.py); AF_INSTR_UNTIL
+# is the sim time [s] it ends (-1 = until cleared). AI_CRASHED = 1: an outside integrator moves
+# the agent (crashed.py), the kernel only keeps it as an obstacle; AF_CRASH_T = sim time marked.
+INS_NONE, INS_PROVOKE, INS_RUN_RED, INS_FULL_BRAKE, INS_CUT_IN, INS_STOP = range(6)
 # values of AI_DYN (vehicle model of the last step)
 DYN_KINEMATIC, DYN_SINGLE_TRACK = 0, 1
 

@@ -1,6 +1,9 @@
 """One traffic step over all agents (numba): neighbour indices, junction permissions, every
 owned agent's driver model (agent_driver), lane changes (lane_change), then its vehicle model
-(agent_vehicle)."""
+(agent_vehicle). A crashed agent (AI_CRASHED) is neither driven nor moved here (an outside
+integrator moves it, crashed.py) but stays in the neighbour indices: an obstacle for the others.
+An instructed agent (AI_INSTR, instructor.py) makes no overtaking lane change; FULL_BRAKE asks
+for more than the tyres give, so the brake law (004 eq. 13) saturates at -mu g."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +19,11 @@ from vehicle_sim.core.traffic.kernels.layout import (
     AF_AR_PREV,
     AF_CD_ACC,
     AI_ACTIVE,
+    AI_CRASHED,
+    AI_INSTR,
     CFG_DT,
+    INS_FULL_BRAKE,
+    INS_NONE,
     OWNED,
     VP_A,
     VP_B,
@@ -24,6 +31,14 @@ from vehicle_sim.core.traffic.kernels.layout import (
     VP_SMAX,
 )
 from vehicle_sim.core.traffic.kernels.neighbours import Scene, neighbour_index
+
+FULL_BRAKE_REF_MPS2 = -100.0  # beyond any tyre: the brake pedal saturates at 1 (-mu g)
+
+
+@njit(cache=True, inline="always")
+def _driven(ai, i):
+    """An owned agent the kernel drives (not crashed)."""
+    return ai[AI_ACTIVE, i] == OWNED and ai[AI_CRASHED, i] == 0
 
 
 @njit(cache=True)
@@ -41,18 +56,20 @@ def step_kernel(net, af, ai, vp, lights, ego, cfg):
     dt = cfg[CFG_DT]
     for k in range(order.shape[0]):
         i = order[k]
-        if ai[AI_ACTIVE, i] != OWNED:
+        if not _driven(ai, i):
             continue
         a_r = drive_accel(sc, af, ai, nb, role, stop_s, i)
+        if ai[AI_INSTR, i] == INS_FULL_BRAKE:
+            a_r = FULL_BRAKE_REF_MPS2
         acc[i] = pedal_accel(a_r, af[AF_AR_PREV, i], dt, af[AF_A_M, i], af[AF_CD_ACC, i], vp[VP_MU])
         af[AF_AR_PREV, i] = a_r
         dlt[i], dlp[i] = steering(net, af, ai, i, dt, vp[VP_A] + vp[VP_B], vp[VP_SMAX])
     touched = np.zeros(n_lanes, np.bool_)
     for k in range(order.shape[0]):
         i = order[k]
-        if ai[AI_ACTIVE, i] == OWNED:  # overtaking decisions on start-of-step neighbours
+        if _driven(ai, i) and ai[AI_INSTR, i] == INS_NONE:  # overtaking on start-of-step nb
             try_change(net, af, ai, nb, cfg, i, af[AF_AR_PREV, i], touched)
     for k in range(order.shape[0]):
         i = order[k]
-        if ai[AI_ACTIVE, i] == OWNED:
+        if _driven(ai, i):
             integrate(net, af, ai, vp, ego, cfg, i, acc[i], dlt[i], dlp[i])
