@@ -80,6 +80,28 @@ def test_duration_counts_simulation_steps_and_clear_restores_the_car():
     assert not loop.faults.active and loop.k == 10
 
 
+def test_a_fault_for_a_later_time_applies_at_that_step():
+    loop = SimLoop(make_model("single_track", CAR, "rk4"), DynamicsParams(mode="fast"))
+    changes: list[tuple[int, str, str]] = []
+    hooks = Hooks(after_step=lambda k, t: None, status=lambda s: None,
+                  faults_changed=lambda t, cs: changes.extend((t, c.kind, c.state) for c in cs))
+    loop.pause(True)
+    stop = threading.Event()
+    thread = threading.Thread(target=loop.run, args=(stop, hooks))
+    thread.start()
+    try:
+        loop.request_fault(FaultRequest(3, "engine_cut", duration_s=0.002), at_ns=6_000_000)
+        loop.request_steps(10)
+        for _ in range(300):
+            if loop.k >= 10:
+                break
+            threading.Event().wait(0.01)
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+    assert changes == [(6_000_000, "engine_cut", "active"), (8_000_000, "engine_cut", "cleared")]
+
+
 @pytest.mark.parametrize("request_, words", [
     (FaultRequest(1, "tyre_blowout", channel="front_left"), "channel must name a tyre"),
     (FaultRequest(1, "tyre_blowout", channel="fl"), "needs model full14"),

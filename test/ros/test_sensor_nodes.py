@@ -275,6 +275,17 @@ def test_imu_faults_bias_step_duration_and_rejections(rig, start_node, ideal_imu
     assert bad.state == FaultStatus.STATE_REJECTED and "finite" in bad.message
     bad = rig.command(FaultCommand.NO_FIX, "imu", 4)
     assert bad.state == FaultStatus.STATE_REJECTED and "not applicable" in bad.message
+    bad = rig.command(FaultCommand.FREEZE, "imu", 5, at=math.inf)
+    assert bad.state == FaultStatus.STATE_REJECTED and "at must be finite" in bad.message
+    # a scheduled command (at ahead of the node's sim time) is held, then applied at that time
+    at_ns = rig.t_ns + 300 * MS
+    n = len(rig.status)
+    rig.fault.publish(FaultCommand(id=6, target="imu", fault=FaultCommand.BIAS_STEP,
+                                   channel="accel_z", value=0.5, at=at_ns * 1e-9))
+    rig.feed_until(lambda: any(st.id == 6 for st in rig.status[n:]), "the held fault's answer")
+    held = next(st for st in rig.status[n:] if st.id == 6)
+    assert held.state == FaultStatus.STATE_ACTIVE
+    assert at_ns <= to_ns(held.header.stamp) <= at_ns + 5 * MS, "applied at its sample time"
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from vehicle_sim.core.controls import CommandWatchdog
 from vehicle_sim.core.dynamics_params import DynamicsParams
-from vehicle_sim.core.faults import FaultChange, FaultRequest
+from vehicle_sim.core.fault_schedule import PendingFaults
+from vehicle_sim.core.faults import REJECTED, FaultChange, FaultRequest
 from vehicle_sim.core.realtime import (
     LatenessWindow,
     LockstepBarrier,
@@ -68,7 +69,9 @@ class SimLoop:
         self._pending_steps = 0
         self._pending_reset: tuple[float, float, float, float] | None = None
         self.faults = VehicleFaults(model)
-        self._fault_requests: deque[FaultRequest] = deque()  # appended by other threads
+        # (request, at_ns) appended by other threads; held here until their step
+        self._fault_requests: deque[tuple[FaultRequest, int]] = deque()
+        self._held_faults = PendingFaults()
         self._applied = self._command  # the controls of the last step, after the faults
         self._lock = threading.Lock()
         self.lateness = LatenessWindow()
@@ -112,9 +115,10 @@ class SimLoop:
             self._pending_reset = (x_m, y_m, yaw_rad, speed_mps)
         self._wake.set()
 
-    def request_fault(self, req: FaultRequest) -> None:
-        """Inject or clear a vehicle fault at the next step (answered by Hooks.faults_changed)."""
-        self._fault_requests.append(req)
+    def request_fault(self, req: FaultRequest, at_ns: int = 0) -> None:
+        """Inject or clear a vehicle fault at the first step with t >= at_ns (the next one for
+        a time already past); answered by Hooks.faults_changed."""
+        self._fault_requests.append((req, at_ns))
         self._wake.set()
 
     def set_real_time_factor(self, rtf: float) -> None:
@@ -203,7 +207,11 @@ class SimLoop:
     def _apply_faults(self, hooks: Hooks) -> None:
         changes = []
         while self._fault_requests:
-            req = self._fault_requests.popleft()
+            req, at_ns = self._fault_requests.popleft()
+            problem = self._held_faults.hold(req, at_ns)
+            if problem is not None:
+                changes.append(FaultChange(req.id, req.kind, REJECTED, problem))
+        for req in self._held_faults.due(self.t_ns) if len(self._held_faults) else ():
             changes += self.faults.command(req, self.t_ns, self._applied.steer_rad)
         changes += self.faults.expire(self.t_ns)
         if changes:

@@ -11,16 +11,21 @@ other_active)`` says why the target cannot take a request (use ``not_applicable`
 it does not know), and ``on_change(active)`` applies the active faults after every change.
 (The vehicle's faults change between physics steps: :class:`StatusLink` with the book in the
 physics loop, see vehicle_faults.py.)
+A command whose ``at`` lies ahead of the node's simulation time (a scenario's schedule,
+core/fault_schedule.py) is held and applied at the node's first step with t >= at.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from rclpy.node import Node
 
+from vehicle_sim.core.fault_schedule import PendingFaults
 from vehicle_sim.core.faults import (
     ACTIVE,
     CLEARED,
+    MAX_DURATION_S,
     REJECTED,
     ActiveFault,
     Check,
@@ -39,6 +44,14 @@ STATE_OF = {ACTIVE: FaultStatus.STATE_ACTIVE, CLEARED: FaultStatus.STATE_CLEARED
             REJECTED: FaultStatus.STATE_REJECTED}
 
 
+def at_problem(at_s: float, now_ns: int) -> str | None:
+    """Why a command's ``at`` [s] cannot be taken at sim time now_ns, else None."""
+    if not math.isfinite(at_s) or at_s < 0.0 or at_s * 1e9 > now_ns + MAX_DURATION_S * 1e9:
+        return (f"at must be finite, >= 0 and at most {MAX_DURATION_S:g} s ahead of the "
+                f"simulation time, got {at_s}")
+    return None
+
+
 def to_request(cmd: FaultCommand) -> FaultRequest:
     v = cmd.vector
     return FaultRequest(cmd.id, KIND_OF.get(cmd.fault, f"fault {cmd.fault}"), cmd.channel,
@@ -51,6 +64,7 @@ class StatusLink:
 
     def __init__(self, node: Node, target: str, now_ns: Callable[[], int]):
         self.node, self.target, self.now_ns = node, target, now_ns
+        self.pending = PendingFaults()
         self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
                                  qos.FAULT_COMMAND)
@@ -74,9 +88,30 @@ class StatusLink:
                 self.node.get_logger().info(f"{self.target} fault id {c.id}: {c.message} "
                                             f"(t={t_ns * 1e-9:.3f} s)")
 
+    def take(self, req: FaultRequest, at_ns: int) -> list[FaultChange]:
+        """Apply ``req`` now, or hold it until ``at_ns`` (released by ``release``)."""
+        if at_ns <= self.now_ns():
+            return self.command(req)
+        problem = self.pending.hold(req, at_ns)
+        if problem is not None:
+            return [FaultChange(req.id, req.kind, REJECTED, problem)]
+        self.node.get_logger().info(f"{self.target} fault id {req.id} held until "
+                                    f"t={at_ns * 1e-9:.3f} s")
+        return []
+
+    def release(self, t_ns: int) -> None:
+        """Simulation time is ``t_ns``: apply the held commands that are due."""
+        for req in self.pending.due(t_ns) if len(self.pending) else ():
+            self.report(t_ns, self.command(req), code=CODE_OF.get(req.kind, 0))
+
     def _on_command(self, cmd: FaultCommand) -> None:
-        if cmd.target == self.target:
-            self.report(self.now_ns(), self.command(to_request(cmd)), code=cmd.fault)
+        if cmd.target != self.target:
+            return
+        req, now_ns = to_request(cmd), self.now_ns()
+        problem = at_problem(cmd.at, now_ns)
+        changes = ([FaultChange(req.id, req.kind, REJECTED, problem)] if problem
+                   else self.take(req, round(cmd.at * 1e9)))
+        self.report(now_ns, changes, code=cmd.fault)
 
 
 class FaultLink(StatusLink):
@@ -99,7 +134,9 @@ class FaultLink(StatusLink):
         return self._changed(self.book.command(req, self.now_ns()))
 
     def expire(self, t_ns: int) -> None:
-        """Simulation time is ``t_ns``: report the faults whose duration elapsed."""
+        """Simulation time is ``t_ns``: apply held commands that are due, report the faults
+        whose duration elapsed."""
+        self.release(t_ns)
         if self.book.active:
             self.report(t_ns, self._changed(self.book.expire(t_ns)))
 

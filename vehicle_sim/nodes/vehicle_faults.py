@@ -34,8 +34,12 @@ class VehicleFaultLink(StatusLink):
         self.loop = loop
 
     def command(self, req: FaultRequest) -> list[FaultChange]:
+        return self.take(req, 0)
+
+    def take(self, req: FaultRequest, at_ns: int) -> list[FaultChange]:
+        """Forward to the physics loop, which holds it until ``at_ns`` (the exact step)."""
         if req.kind not in KINDS and req.kind != CLEAR:
             return [FaultChange(req.id, req.kind, REJECTED,
                                 f"{Wording().name(req.kind)}: {not_applicable(TARGET, KINDS)}")]
-        self.loop.request_fault(req)
+        self.loop.request_fault(req, at_ns)
         return []
