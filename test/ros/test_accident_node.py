@@ -36,8 +36,9 @@ def state(t_ns: int, x: float, speed: float) -> VehicleState:
     return msg
 
 
-def agent(agent_id: int, x: float, yaw: float, speed: float, ghost: bool = False) -> TrafficAgent:
-    a = TrafficAgent(id=agent_id, speed=speed, length=L, width=W, ghost=ghost)
+def agent(agent_id: int, x: float, yaw: float, speed: float, ghost: bool = False,
+          fault_id: int = 0) -> TrafficAgent:
+    a = TrafficAgent(id=agent_id, speed=speed, length=L, width=W, ghost=ghost, fault_id=fault_id)
     a.pose.position.x = x
     a.pose.orientation = conv.quaternion_from_rpy(0.0, 0.0, yaw)
     return a
@@ -73,7 +74,7 @@ def test_overlaps_give_one_event_each_with_parts_and_stamp(ros_node, start_node,
     assert conv.to_ns(e.header.stamp) == T0_NS and e.header.frame_id == "map"
     assert (e.actor, e.victim) == ("ego", "agent/42")
     assert (e.actor_part, e.victim_part) == (AccidentEvent.PART_FRONT, AccidentEvent.PART_FRONT)
-    assert e.source == AccidentEvent.SOURCE_DETECTED
+    assert e.source == AccidentEvent.SOURCE_DETECTED and e.fault_id == 0
     assert e.impact_speed == pytest.approx(8.0, abs=1e-6)
     assert e.relative_velocity.x == pytest.approx(8.0, abs=1e-6)
     assert e.position.x == pytest.approx(0.5 * L - 0.1, abs=1e-6)
@@ -81,8 +82,8 @@ def test_overlaps_give_one_event_each_with_parts_and_stamp(ros_node, start_node,
     # agent 2 runs 0.1 m into the rear of agent 1 (same shard array, far from the ego): one
     # agent-agent event stamped with the array's time, however often the array repeats
     t1 = T0_NS + 5_000_000_000
-    pair = TrafficAgentArray(agents=[agent(1, 100.0, 0.0, 2.0),
-                                     agent(2, 100.0 - L + 0.1, 0.0, 7.0)])
+    pair = TrafficAgentArray(agents=[agent(1, 100.0, 0.0, 2.0),  # 2 provoked by fault 31
+                                     agent(2, 100.0 - L + 0.1, 0.0, 7.0, fault_id=31)])
     pair.header.frame_id = "map"
     for k in range(10):
         pair.header.stamp = conv.stamp(t1 + k * 50_000_000)
@@ -95,7 +96,7 @@ def test_overlaps_give_one_event_each_with_parts_and_stamp(ros_node, start_node,
     e = events[1]
     assert (e.actor, e.victim) == ("agent/2", "agent/1")
     assert (e.actor_part, e.victim_part) == (AccidentEvent.PART_FRONT, AccidentEvent.PART_REAR)
-    assert conv.to_ns(e.header.stamp) == t1 and e.id == 2
+    assert conv.to_ns(e.header.stamp) == t1 and e.id == 2 and e.fault_id == 31
     assert e.impact_speed == pytest.approx(5.0, abs=1e-6)
 
 

@@ -348,6 +348,7 @@ def test_agent_encoder_bytes_equal_the_message_objects():
     a = sim.agents(include_ghosts=True)
     a["ghost"][::3] = True  # every field varies: ghost flags, owners, lanes of all name lengths
     owner = np.arange(len(a["uid"])) % 3
+    a["fault_id"] = (np.arange(len(a["uid"])) % 5 == 0) * (np.arange(len(a["uid"])) + 70_000)
     names = [f"lane{'x' * (i % 13)}" for i in range(sim.network.n_lanes)]  # every alignment
     a["lane"] = np.arange(len(a["uid"])) % len(names)
     encoder = tm.AgentEncoder(names)
@@ -366,6 +367,7 @@ def test_agent_encoder_bytes_equal_the_message_objects():
         == round_trip(tm.agents_msg(empty, owner[:0], names, 7, "map"))
     msg = ref.agents[1]  # spot check against the core arrays
     assert msg.pose.position.x == a["x"][1] and msg.owner == 1 and msg.ghost is False
+    assert (msg.fault_id, ref.agents[5].fault_id) == (0, 70_005)
     assert msg.lane_id == "lanex"
     assert msg.profile == (2 - a["profile"][1])  # core 0 aggressive -> PROFILE_AGGRESSIVE 2
 

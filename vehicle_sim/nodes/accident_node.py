@@ -61,10 +61,10 @@ def agent_body(a: TrafficAgent, dt_s: float) -> Body:
                 a.speed * math.cos(yaw), a.speed * math.sin(yaw), a.yaw_rate)
 
 
-def event_msg(c: Contact, event_id: int, frame: str) -> AccidentEvent:
+def event_msg(c: Contact, event_id: int, frame: str, fault_id: int = 0) -> AccidentEvent:
     msg = AccidentEvent(id=event_id, source=AccidentEvent.SOURCE_DETECTED, actor=c.actor,
                         victim=c.victim, actor_part=c.actor_part, victim_part=c.victim_part,
-                        impact_speed=c.impact_speed_mps)
+                        impact_speed=c.impact_speed_mps, fault_id=fault_id)
     msg.header.stamp, msg.header.frame_id = conv.stamp(c.t_ns), frame
     msg.relative_velocity.x, msg.relative_velocity.y = c.relative_velocity_mps
     msg.position.x, msg.position.y = c.position_m
@@ -84,6 +84,7 @@ class AccidentNode(Node):
         AccidentDetector.warm_up()  # numba compile before the first sample, not at first contact
         self.agents = AgentSnapshots()
         self.events = 0
+        self.fault_of: dict[str, int] = {}  # agent name -> last instructor fault id on it
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
@@ -97,6 +98,9 @@ class AccidentNode(Node):
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         self.agents.update(msg)
+        for a in msg.agents:  # the instructor's fault on an agent, kept after it ended
+            if a.fault_id:
+                self.fault_of[agent_name(a.id)] = a.fault_id
         if self.p.agents_vs_agents:  # agent pairs at the array's own stamp, not extrapolated
             t_ns = conv.to_ns(msg.header.stamp)
             self._detect(self.between_agents, t_ns, self._agent_bodies(t_ns), None)
@@ -123,7 +127,8 @@ class AccidentNode(Node):
             return
         for c in found:
             self.events += 1
-            self.pub.publish(event_msg(c, self.events, self.p.frame_id))
+            fault = self.fault_of.get(c.actor) or self.fault_of.get(c.victim, 0)
+            self.pub.publish(event_msg(c, self.events, self.p.frame_id, fault))
             self.get_logger().info(
                 f"accident {self.events} at t={c.t_ns * 1e-9:.3f} s: {c.actor} "
                 f"({PART_NAMES[c.actor_part]}) -> {c.victim} ({PART_NAMES[c.victim_part]}), "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from rclpy.node import Node
 
 from vehicle_sim.core.faults import (
@@ -96,6 +97,14 @@ class TrafficFaults(FaultLink):
         self._instructed = set(want)
         live = {f.request.id for f in active}
         self.agent_of = {i: u for i, u in self.agent_of.items() if i in live}
+
+    def fault_ids(self, uids: np.ndarray) -> np.ndarray:
+        """The instructor fault id acting on each agent (core uids), 0 for none."""
+        out = np.zeros(len(uids), dtype=np.uint32)
+        if self.agent_of:
+            of_uid = {u: i for i, u in self.agent_of.items()}
+            out[:] = [of_uid.get(int(u), 0) for u in uids]
+        return out
 
     def _set(self, uid: int, action: str) -> None:
         try:

@@ -67,6 +67,12 @@ def agent_ids(uid: np.ndarray) -> np.ndarray:
     return ((owner << ID_COUNTER_BITS) | (uid & ((1 << ID_COUNTER_BITS) - 1))).astype(np.uint32)
 
 
+def fault_ids(a: dict[str, np.ndarray]) -> np.ndarray:
+    """TrafficAgent.fault_id per agent: ``a["fault_id"]`` when the node set it, else 0."""
+    n = len(a["uid"])
+    return np.asarray(a.get("fault_id", np.zeros(n)), dtype=np.uint32)
+
+
 def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str],
                t_ns: int, frame: str, source: str = "") -> TrafficAgentArray:
     """TrafficAgentArray from ``TrafficSim.agents(include_ghosts=True)``; ``owner`` per agent;
@@ -79,13 +85,13 @@ def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str
             a["y"].tolist(), np.sin(half).tolist(), np.cos(half).tolist(),
             a["speed"].tolist(), a["yaw_rate"].tolist(), a["accel"].tolist(),
             a["length"].tolist(), a["width"].tolist(), a["lane"].tolist(),
-            np.asarray(owner).tolist(), a["ghost"].tolist())
+            np.asarray(owner).tolist(), a["ghost"].tolist(), fault_ids(a).tolist())
     agents = []
     for (uid, profile, state, x, y, qz, qw, u, r, acc, length, width, lane, own,
-         ghost) in zip(*cols, strict=True):
+         ghost, fault) in zip(*cols, strict=True):
         m = TrafficAgent(id=uid, kind=TrafficAgent.KIND_CAR, profile=profile,
                          state=state, speed=u, yaw_rate=r, acceleration=acc,
-                         length=length, width=width, owner=own, ghost=ghost,
+                         length=length, width=width, owner=own, ghost=ghost, fault_id=fault,
                          lane_id=lane_names[lane] if lane >= 0 else "")
         m.pose.position.x, m.pose.position.y, m.pose.position.z = x, y, AGENT_Z_M
         m.pose.orientation = Quaternion(x=0.0, y=0.0, z=qz, w=qw)
@@ -105,7 +111,8 @@ class AgentEncoder:
     next multiple of 8 (o + 8 or o + 12), so the pose p is 8-aligned and everything after it
     depends only on the lane-name length L (with NUL): 10 float64 (pose, speed, yaw_rate,
     acceleration), 2 float32 (length, width), uint32 L at p + 88, chars at p + 92, uint16 owner
-    at the next even offset, bool ghost; the next agent starts at the next multiple of 4.
+    at the next even offset, bool ghost, uint32 fault_id at the next multiple of 4; the next
+    agent starts right after it.
     """
 
     def __init__(self, lane_names: list[str]):
@@ -131,12 +138,13 @@ class AgentEncoder:
         lane = np.asarray(a["lane"], dtype=np.int64)
         length = self.lane_len[lane]
         tail = 92 + length  # pose start -> end of the lane name
-        tail = tail + (tail & 1) + 3  # owner at the next even offset, then ghost: element end
+        tail = tail + (tail & 1) + 3  # owner at the next even offset, then ghost
+        tail = (tail + 3) // 4 * 4 + 4  # then fault_id, 4-aligned: element end
         # start of element i+1 mod 8 only depends on the tail of element i (p is 8-aligned)
-        ends_mod8 = (tail + 3) // 4 * 4 % 8
+        ends_mod8 = tail % 8
         start_mod8 = np.concatenate(([len(head) % 8], ends_mod8[:-1]))
         lead = np.where(start_mod8 == 0, 8, 12)  # element start -> pose
-        size = lead + (tail + 3) // 4 * 4
+        size = lead + tail
         start = len(head) + np.concatenate(([0], np.cumsum(size[:-1])))
         pose = start + lead
         total = int(pose[-1] + tail[-1])
@@ -157,9 +165,11 @@ class AgentEncoder:
         mask = np.arange(width) < length[:, None]
         idx = (pose + 92)[:, None] + np.arange(width)
         buf[idx[mask]] = self.lane_chars[lane][mask]
-        owner_at = pose + tail - 3
+        owner_at = pose + 92 + length
+        owner_at = owner_at + (owner_at & 1)
         _put(buf, owner_at, np.asarray(owner).astype("<u2"))
         buf[owner_at + 2] = np.asarray(a["ghost"], dtype=np.uint8)
+        _put(buf, pose + tail - 4, fault_ids(a).astype("<u4"))
         return _ENCAPSULATION + buf.tobytes()
 
 

@@ -210,6 +210,7 @@ class TrafficNode(Node):
         if self.link is not None:
             self.link.after_step(t_ns, self.steps)
         a = self.sim.agents(include_ghosts=True)
+        a["fault_id"] = self.faults.fault_ids(a["uid"])
         owner = (self.link.owners(a) if self.link is not None
                  else np.full(len(a["uid"]), self.p.shard_index))
         # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)
