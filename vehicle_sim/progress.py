@@ -44,16 +44,16 @@ class ProgressLine:
     """The bar: simulated time of the duration (a counter when unbounded), RTF, agents,
     accidents. ``write`` prints other output above it."""
 
-    def __init__(self, duration_s: float, description: str = "sim"):
+    def __init__(self, duration_s: float, description: str = "starting"):
         self.bar = tqdm(total=duration_s if duration_s > 0 else None, desc=description,
                         unit="s", file=sys.stdout, dynamic_ncols=True, leave=True,
-                        bar_format="{desc}: {n:.1f}/{total_fmt} s sim |{bar}| {postfix}"
-                        if duration_s > 0 else "{desc}: {n:.1f} s sim {postfix}")
+                        bar_format="{n:.1f}/{total_fmt} s simulated |{bar}| {desc}"
+                        if duration_s > 0 else "{n:.1f} s simulated, {desc}")
 
     def update(self, p: RunProgress) -> None:
         self.bar.n = min(p.sim_time_s, self.bar.total) if self.bar.total else p.sim_time_s
-        self.bar.set_postfix_str(f"RTF {p.real_time_factor:.2f}, agents {p.agents}, "
-                                 f"accidents {p.accidents}", refresh=True)
+        self.bar.set_description_str(f"RTF {p.real_time_factor:.2f}, agents {p.agents}, "
+                                     f"accidents {p.accidents}", refresh=True)
 
     def write(self, text: str) -> None:
         self.bar.write(text.rstrip("\n"), file=sys.stdout)
