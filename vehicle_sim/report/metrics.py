@@ -81,7 +81,8 @@ def min_time_to_collision(state: np.ndarray, agents: list) -> dict | None:
 def summarize(rec: Recording, lane_heading: dict[str, float]) -> dict:
     """The report's JSON: distance, speeds, accidents, red lights run, min TTC, RTF."""
     st = rec.state
-    rtf = rec.status[:, 1] if len(rec.status) else np.zeros(0)
+    # status reports from before the first step (sim time 0) have no achieved RTF yet
+    rtf = rec.status[rec.status[:, 0] > 0.0, 1] if len(rec.status) else np.zeros(0)
     ego_accidents = [a for a in rec.accidents if "ego" in (a["actor"], a["victim"])]
     return {
         "recording": rec.path.name,
