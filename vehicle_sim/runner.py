@@ -5,6 +5,10 @@ executables with the same arguments as plain subprocesses: `--ros-args -r __node
 --params-file <file> -p <arg>:=<value> -r <from>:=<to>`. It prefixes their output, forwards
 Ctrl-C, respawns nodes that ask for it, and ends the run (all nodes, cleanly) when a node that is
 not respawned exits. DDS stays on loopback unless --discovery_range says otherwise.
+
+On a terminal it shows one progress line (simulated time, RTF, agents, accidents); `--headless
+false` also starts rviz2 with config/rviz/urban.rviz, or refuses (exit 2) where rviz2 is not
+installed; a recorded run (`--record true`) ends with vehicle_sim_report next to the recording.
 """
 from __future__ import annotations
 
@@ -21,7 +25,14 @@ from pathlib import Path
 
 from vehicle_sim import graph
 from vehicle_sim.core.config import ConfigError
-from vehicle_sim.paths import executable
+from vehicle_sim.paths import config_path, executable
+from vehicle_sim.progress import (
+    PROGRESS_ENV,
+    PROGRESS_MARK,
+    ProgressLine,
+    on_terminal,
+    parse_progress,
+)
 
 STOP_GRACE_S = 10.0  # SIGINT, then SIGTERM after this, then SIGKILL
 
@@ -71,9 +82,33 @@ def ros_environment(args: dict[str, str], domain_id: int | None) -> dict[str, st
     return env
 
 
+RVIZ_CONFIG = "rviz/urban.rviz"
+VIEWERS = ("rviz2", "map_to_odom")  # their exit codes do not fail the run
+
+
+def viewer_children(args: dict[str, str]) -> list[Child]:
+    """rviz2 with the shipped configuration and, with `ros2` on PATH, the identity map -> odom
+    transform its fixed frame needs (traffic/node_params.py: map is odom); closing them does
+    not end the run. Empty when rviz2 is not installed."""
+    found = shutil.which("rviz2")
+    if found is None:
+        return []
+    sim_time = ["--ros-args", "-p", f"use_sim_time:={args['use_sim_time']}"]
+    children = [Child(graph.NodeSpec(name="rviz2", executable="rviz2", shutdown_on_exit=False),
+                      [found, "-d", str(config_path(RVIZ_CONFIG)), *sim_time])]
+    ros2 = shutil.which("ros2")
+    if ros2 is not None:
+        children.append(Child(
+            graph.NodeSpec(name="map_to_odom", executable="ros2", shutdown_on_exit=False),
+            [ros2, "run", "tf2_ros", "static_transform_publisher", "--frame-id", "map",
+             "--child-frame-id", "odom", *sim_time]))
+    return children
+
+
 class Runner:
-    def __init__(self, children: list[Child], env: dict[str, str]):
-        self.children, self.env = children, env
+    def __init__(self, children: list[Child], env: dict[str, str],
+                 progress: ProgressLine | None = None):
+        self.children, self.env, self.progress = children, env, progress
         self._lock = threading.Lock()
 
     def start(self, child: Child) -> None:
@@ -89,8 +124,15 @@ class Runner:
     def _pump(self, name: str, proc: subprocess.Popen) -> None:
         for line in proc.stdout:
             with self._lock:
-                sys.stdout.write(f"[{name}] {line}")
-                sys.stdout.flush()
+                if line.startswith(PROGRESS_MARK):
+                    status = parse_progress(line)
+                    if self.progress is not None and status is not None:
+                        self.progress.update(status)
+                elif self.progress is not None:
+                    self.progress.write(f"[{name}] {line}")
+                else:
+                    sys.stdout.write(f"[{name}] {line}")
+                    sys.stdout.flush()
 
     def supervise(self, stop: threading.Event, timeout_s: float) -> str:
         """Run until Ctrl-C, a node ends the run, or the wall timeout; return the reason."""
@@ -147,7 +189,16 @@ class Runner:
 
     def _say(self, text: str) -> None:
         with self._lock:
-            print(f"[vehicle_sim_run] {text}", flush=True)
+            if self.progress is not None:
+                self.progress.write(f"[vehicle_sim_run] {text}")
+            else:
+                print(f"[vehicle_sim_run] {text}", flush=True)
+
+    def end_progress(self) -> None:
+        with self._lock:
+            if self.progress is not None:
+                self.progress.close()
+                self.progress = None
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -185,8 +236,20 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, FileNotFoundError) as exc:
         print(f"vehicle_sim_run: {exc}", file=sys.stderr)
         return 2
+    if args["headless"] == "false":
+        viewers = viewer_children(args)
+        if not viewers:
+            print("vehicle_sim_run: --headless false needs rviz2, which is not installed "
+                  "(install ROS 2 rviz2, or run headless)", file=sys.stderr)
+            return 2
+        children += viewers
     env = ros_environment(args, options.domain_id)
-    runner = Runner(children, env)
+    progress = None
+    if on_terminal():
+        env[PROGRESS_ENV] = "1"
+        progress = ProgressLine(float(args["duration"]) if _finite(args["duration"]) else 0.0)
+    runner = Runner(children, env, progress)
+    started_wall = time.time()
     loopback = graph.LOOPBACK_PROFILE in env.get("FASTDDS_DEFAULT_PROFILES_FILE", "")
     runner._say(f"scenario {args['scenario']}: {scenario.description}; ROS_DOMAIN_ID="
                 f"{env['ROS_DOMAIN_ID']}, discovery {args['discovery_range']}"
@@ -199,9 +262,37 @@ def main(argv: list[str] | None = None) -> int:
     reason = runner.supervise(stop, options.timeout)
     runner._say(f"stopping: {reason}")
     runner.stop_all()
+    runner.end_progress()
     print(report(children, reason), flush=True)
-    failed = [c for c in children if c.exit_code not in (0, -signal.SIGINT)]
+    if args["record"] == "true":
+        report_recording(Path(args["record_dir"]), started_wall)
+    failed = [c for c in children
+              if c.spec.name not in VIEWERS and c.exit_code not in (0, -signal.SIGINT)]
     return 1 if failed or "timeout" in reason else 0
+
+
+def _finite(text: str) -> bool:
+    try:
+        return 0.0 <= float(text) < float("inf")
+    except ValueError:
+        return False
+
+
+def report_recording(record_dir: Path, since_wall: float) -> None:
+    """vehicle_sim_report on the recording this run wrote (the newest MCAP since it started);
+    a report that cannot be made is one line, never the run's failure."""
+    new = [p for p in record_dir.glob("*.mcap") if p.stat().st_mtime >= since_wall - 1.0]
+    if not new:
+        print("[vehicle_sim_run] no recording found for the report", flush=True)
+        return
+    from vehicle_sim.report.cli import write_report  # matplotlib: only for recorded runs
+    recording = max(new, key=lambda p: p.stat().st_mtime)
+    try:
+        files = write_report(recording, recording.parent)
+    except ValueError as exc:
+        print(f"[vehicle_sim_run] no report: {exc}", flush=True)
+        return
+    print(f"[vehicle_sim_run] report: {files['summary']} and {len(files) - 1} plots", flush=True)
 
 
 def report(children: list[Child], reason: str) -> str:

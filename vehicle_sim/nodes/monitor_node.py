@@ -1,7 +1,14 @@
-"""Run monitor: ends a bounded run at `duration` sim seconds and prints the run summary."""
+"""Run monitor: ends a bounded run at `duration` sim seconds and prints the run summary.
+
+With PROGRESS_ENV set (vehicle_sim_run sets it when its output is a terminal) it also prints a
+machine-readable progress line once per wall second, which the runner turns into its one-line
+progress display: `PROGRESS_MARK sim_time_s duration_s rtf agents accidents`.
+"""
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -13,9 +20,11 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import to_ns
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
-
+from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
 
 DRAIN_S = 0.5  # [s] wall time to take in what is still queued once the duration is reached
+MAX_ACCIDENT_DETAILS = 1000  # bound of the summary's accident list (the count goes on)
+PROGRESS_PERIOD_S = 1.0  # [s] wall time between progress lines (a choice: a readable refresh)
 
 
 class MonitorNode(Node):
@@ -23,6 +32,8 @@ class MonitorNode(Node):
         super().__init__("sim_monitor")
         self.p = declare_and_load(self, MonitorParams)
         self.summary = RunSummary()
+        self.accident_details: list[dict] = []
+        self._rtf = 0.0
         self.done = False
         self._done_wall: float | None = None
         self._wall0 = time.monotonic()
@@ -30,6 +41,20 @@ class MonitorNode(Node):
         self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
         self.create_subscription(AccidentEvent, "accidents", self._on_accident, qos.EVENT)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.STREAM)
+        if os.environ.get(PROGRESS_ENV) == "1":
+            self._progress_timer = threading.Timer(PROGRESS_PERIOD_S, self._progress)
+            self._progress_timer.daemon = True
+            self._progress_timer.start()
+
+    def _progress(self) -> None:
+        """One progress line (wall-clock thread: independent of sim time and of the executor)."""
+        s = self.summary
+        print(f"{PROGRESS_MARK} {s.sim_time_s:.3f} {self.p.duration:.3f} {self._rtf:.3f} "
+              f"{s.traffic_agents_max} {s.accidents}", flush=True)
+        if not self.done:
+            self._progress_timer = threading.Timer(PROGRESS_PERIOD_S, self._progress)
+            self._progress_timer.daemon = True
+            self._progress_timer.start()
 
     def _on_state(self, msg: VehicleState) -> None:
         t_s = to_ns(msg.header.stamp) * 1e-9
@@ -58,11 +83,17 @@ class MonitorNode(Node):
     def _on_status(self, msg: SimStatus) -> None:
         if self.p.duration > 0.0 and msg.sim_time > self.p.duration + 1e-9:
             return  # the summary covers [0, duration]
+        self._rtf = msg.real_time_factor
         self.summary.add_status(msg.steps, msg.overruns, msg.real_time_factor,
                                 msg.lateness_p99, msg.command_timeout, msg.rejected_commands)
 
     def _on_accident(self, msg: AccidentEvent) -> None:
         self.summary.accidents += 1
+        if len(self.accident_details) < MAX_ACCIDENT_DETAILS:
+            self.accident_details.append({
+                "time_s": to_ns(msg.header.stamp) * 1e-9, "id": msg.id, "actor": msg.actor,
+                "victim": msg.victim, "actor_part": int(msg.actor_part),
+                "victim_part": int(msg.victim_part), "impact_speed_mps": msg.impact_speed})
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         self.summary.traffic_agents_max = max(self.summary.traffic_agents_max, len(msg.agents))
@@ -75,10 +106,11 @@ class MonitorNode(Node):
             out = Path(self.p.record_dir)
             out.mkdir(parents=True, exist_ok=True)
             path = out / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
-            path.write_text(json.dumps(self.summary.as_dict(), indent=2))
+            data = self.summary.as_dict()
+            data["accident_details"] = self.accident_details  # parts: AccidentEvent.PART_*
+            path.write_text(json.dumps(data, indent=2))
             text += f"\n{'written to':>22}: {path}"
         return text
-
 
     def stop(self) -> None:
         """The summary, printed (and written to record_dir) before the ROS clean-up."""

@@ -1,12 +1,15 @@
-"""Recorder: writes the configured topics, serialized as received (CDR), to an MCAP file.
+"""Recorder: writes the recorded topics, serialized as received (CDR), to a rosbag2-compatible
+MCAP file (`ros2 bag info/play <file>` read it as it is; vehicle_sim/recording.py says how).
 
 Subscriptions are made as topics appear, with a QoS compatible with their publishers (reliable
-and transient-local only when every publisher is). Log times are the node's clock: simulation
-time with use_sim_time. The file is readable by Foxglove, `ros2 bag` (MCAP storage) and the mcap
-Python readers.
+and transient-local only when every publisher is, as rosbag2 adapts its requests). A topic's
+channel is written at its first message, with the QoS its publishers offer (so `ros2 bag play`
+re-offers transient-local topics as such). Log times are the node's clock: simulation time with
+use_sim_time. The MCAP metadata names the map of the run (record `vehicle_sim`, key map_file).
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -17,7 +20,14 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
-from vehicle_sim.recording import RecorderParams, ros2msg_schema
+from vehicle_sim.recording import (
+    OfferedQos,
+    RecordedTopic,
+    RecorderParams,
+    bag_metadata_yaml,
+    offered_qos_yaml,
+    ros2msg_schema,
+)
 
 
 def _like(publisher_qos: QoSProfile) -> QoSProfile:
@@ -26,20 +36,34 @@ def _like(publisher_qos: QoSProfile) -> QoSProfile:
                       durability=publisher_qos.durability)
 
 
-# topics of vehicle_sim's own nodes: type and the QoS they are published with (nodes/qos.py)
+# topics of vehicle_sim's own nodes: type and the QoS they are published with (nodes/qos.py),
+# subscribed at once so that a fast run is recorded from its first step
 KNOWN_TOPICS = {
-    "/clock": ("rosgraph_msgs/msg/Clock", _like(qos.STREAM)),
-    "/vehicle/state": ("vehicle_sim/msg/VehicleState", _like(qos.STATE)),
-    "/odom": ("nav_msgs/msg/Odometry", _like(qos.STATE)),
-    "/vehicle/control": ("vehicle_sim/msg/VehicleControl", _like(qos.COMMAND)),
-    "/autonomy/control": ("vehicle_sim/msg/VehicleControl", _like(qos.COMMAND)),
-    "/sim/status": ("vehicle_sim/msg/SimStatus", _like(qos.EVENT)),
-    "/traffic/agents": ("vehicle_sim/msg/TrafficAgentArray", _like(qos.LARGE_STREAM)),
-    "/accidents": ("vehicle_sim/msg/AccidentEvent", _like(qos.EVENT)),
-    "/motion/cue": ("vehicle_sim/msg/MotionCue", _like(qos.STREAM)),
-    "/imu/data": ("sensor_msgs/msg/Imu", _like(qos.STREAM)),
-    "/gnss/fix": ("sensor_msgs/msg/NavSatFix", _like(qos.STATE)),
+    "/clock": ("rosgraph_msgs/msg/Clock", qos.STREAM),
+    "/vehicle/state": ("vehicle_sim/msg/VehicleState", qos.STATE),
+    "/odom": ("nav_msgs/msg/Odometry", qos.STATE),
+    "/vehicle/control": ("vehicle_sim/msg/VehicleControl", qos.COMMAND),
+    "/autonomy/control": ("vehicle_sim/msg/VehicleControl", qos.COMMAND),
+    "/sim/status": ("vehicle_sim/msg/SimStatus", qos.EVENT),
+    "/traffic/agents": ("vehicle_sim/msg/TrafficAgentArray", qos.LARGE_STREAM),
+    "/traffic/lights": ("vehicle_sim/msg/TrafficLightArray", qos.LIGHTS),
+    "/accidents": ("vehicle_sim/msg/AccidentEvent", qos.EVENT),
+    "/motion/cue": ("vehicle_sim/msg/MotionCue", qos.STREAM),
+    "/imu/data": ("sensor_msgs/msg/Imu", qos.STREAM),
+    "/gnss/fix": ("sensor_msgs/msg/NavSatFix", qos.STATE),
 }
+
+
+def offered(profile: QoSProfile) -> OfferedQos:
+    """An rclpy QoS profile in rosbag2's terms (enum names lower-cased are the rmw strings)."""
+    return OfferedQos(
+        history=profile.history.name.lower(), depth=int(profile.depth),
+        reliability=profile.reliability.name.lower(),
+        durability=profile.durability.name.lower(),
+        deadline_ns=profile.deadline.nanoseconds, lifespan_ns=profile.lifespan.nanoseconds,
+        liveliness=profile.liveliness.name.lower(),
+        liveliness_lease_duration_ns=profile.liveliness_lease_duration.nanoseconds,
+        avoid_ros_namespace_conventions=profile.avoid_ros_namespace_conventions)
 
 
 class RecorderNode(Node):
@@ -52,41 +76,57 @@ class RecorderNode(Node):
         self._file = open(self.path, "wb")
         self.writer = Writer(self._file)
         self.writer.start(profile="ros2", library="vehicle_sim recorder")
+        self._types: dict[str, str] = {}  # topic -> type, '' = not recordable
+        self._declared: dict[str, QoSProfile] = {}  # publisher QoS of KNOWN_TOPICS
         self._channels: dict[str, int] = {}
+        self._qos_yaml: dict[str, str] = {}
+        self._schema_text: dict[str, str] = {}
         self.counts: dict[str, int] = {}
+        self._first_ns: int | None = None
+        self._last_ns = 0
         self._discover()
         self.create_timer(self.p.discovery_period_s, self._discover)
         self.get_logger().info(f"recording to {self.path}")
 
     def _discover(self) -> None:
-        """Subscribe to configured topics that appeared; the project's own topics (known type
-        and QoS) at once, so a fast run is recorded from its first step."""
-        found = dict(self.get_topic_names_and_types())
-        for topic in self.p.topics:
-            if topic in self._channels:
+        """Subscribe to wanted topics that appeared (one type only); known ones at once."""
+        for topic, (datatype, profile) in KNOWN_TOPICS.items():
+            if topic not in self._types and self.p.wanted(topic, datatype):
+                self._declared[topic] = profile
+                self._subscribe(topic, datatype, _like(profile))
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self._types or len(types) != 1 or not self.p.wanted(topic, types[0]):
                 continue
-            if topic in KNOWN_TOPICS:
-                datatype, profile = KNOWN_TOPICS[topic]
-            elif len(found.get(topic, ())) == 1:
-                datatype, profile = found[topic][0], self._qos_for(topic)
-            else:
-                continue
-            self._record(topic, datatype, profile)
+            self._subscribe(topic, types[0], self._qos_for(topic))
 
-    def _record(self, topic: str, datatype: str, profile: QoSProfile) -> None:
+    def _subscribe(self, topic: str, datatype: str, profile: QoSProfile) -> None:
         try:
             schema = ros2msg_schema(datatype)
-        except FileNotFoundError as exc:
+            msg_type = _import(datatype)
+        except (FileNotFoundError, ImportError, AttributeError, ValueError) as exc:
             self.get_logger().warning(f"not recording {topic}: {exc}")
-            self._channels[topic] = -1
+            self._types[topic] = ""
             return
-        schema_id = self.writer.register_schema(name=datatype, encoding="ros2msg",
-                                                data=schema.encode())
-        self._channels[topic] = self.writer.register_channel(
-            topic=topic, message_encoding="cdr", schema_id=schema_id)
-        self.counts[topic] = 0
-        self.create_subscription(_import(datatype), topic,
+        self._types[topic] = datatype
+        self._schema_text[topic] = schema
+        self.create_subscription(msg_type, topic,
                                  lambda data, t=topic: self._write(t, data), profile, raw=True)
+
+    def _channel(self, topic: str) -> int:
+        """Register the topic's channel at its first message: its publishers are known now."""
+        datatype = self._types[topic]
+        infos = self.get_publishers_info_by_topic(topic)
+        profiles = [offered(i.qos_profile) for i in infos]
+        if not profiles and topic in self._declared:
+            profiles = [offered(self._declared[topic])]
+        self._qos_yaml[topic] = offered_qos_yaml(profiles)
+        schema_id = self.writer.register_schema(name=datatype, encoding="ros2msg",
+                                                data=self._schema_text[topic].encode())
+        self._channels[topic] = self.writer.register_channel(
+            topic=topic, message_encoding="cdr", schema_id=schema_id,
+            metadata={"offered_qos_profiles": self._qos_yaml[topic], "topic_type_hash": ""})
+        self.counts[topic] = 0
+        return self._channels[topic]
 
     def _qos_for(self, topic: str) -> QoSProfile:
         infos = self.get_publishers_info_by_topic(topic)
@@ -100,17 +140,34 @@ class RecorderNode(Node):
                           else DurabilityPolicy.VOLATILE)
 
     def _write(self, topic: str, data: bytes) -> None:
+        channel = self._channels.get(topic)
+        if channel is None:
+            channel = self._channel(topic)
         now = self.get_clock().now().nanoseconds
-        self.writer.add_message(channel_id=self._channels[topic], log_time=now, data=data,
+        self._first_ns = now if self._first_ns is None else min(self._first_ns, now)
+        self._last_ns = max(self._last_ns, now)
+        self.writer.add_message(channel_id=channel, log_time=now, data=data,
                                 publish_time=now, sequence=self.counts[topic])
         self.counts[topic] += 1
 
     def stop(self) -> None:
+        topics = [RecordedTopic(t, self._types[t], self._qos_yaml[t], n)
+                  for t, n in self.counts.items()]
+        start = self._first_ns or 0
+        self.writer.add_metadata("rosbag2", {
+            "serialized_metadata": bag_metadata_yaml(topics, start, self._last_ns,
+                                                     self.path.name, _distro()),
+            "ROS_DISTRO": _distro()})
+        self.writer.add_metadata("vehicle_sim", {"map_file": self.p.map_file})
         self.writer.finish()
         self._file.close()
         total = sum(self.counts.values())
         self.get_logger().info(f"wrote {total} messages on {len(self.counts)} topics to "
                                f"{self.path}")
+
+
+def _distro() -> str:
+    return os.environ.get("ROS_DISTRO", "jazzy")
 
 
 def _import(datatype: str):

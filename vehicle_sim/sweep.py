@@ -1,0 +1,186 @@
+"""vehicle_sim_sweep: one scenario over many seeds, in parallel, as one table (CSV and PNG).
+
+Each seed is a vehicle_sim_run process with its own ROS_DOMAIN_ID (the runs cannot see each
+other) and loopback discovery, its summary and log in <out>/seed-<n>/. A run that fails is a row
+with its exit code, and its last log lines are printed; the exit code is 1 when any run failed
+or broke a criterion given on the command line (e.g. --max-accidents 0), so CI can use it.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import queue
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from tqdm import tqdm
+
+from vehicle_sim.progress import on_terminal
+
+MAX_SEEDS = 10_000
+MAX_SEED = 2**31 - 1
+LOG_TAIL_LINES = 15
+COLUMNS = ("seed", "exit_code", "status", "sim_time_s", "distance_m", "max_speed_mps",
+           "accidents", "traffic_agents_max", "real_time_factor", "overruns",
+           "lateness_p99_max_s", "command_timeouts", "wall_time_s")
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0-49', '7' or '0,3,10-12' -> sorted unique seeds; ValueError names the bad part."""
+    seeds: set[int] = set()
+    for part in text.split(","):
+        lo, sep, hi = part.strip().partition("-")
+        try:
+            a, b = int(lo), int(hi) if sep else int(lo)
+        except ValueError:
+            raise ValueError(f"--seeds: {part!r} is not N or N-M") from None
+        if not 0 <= a <= b <= MAX_SEED:
+            raise ValueError(f"--seeds: {part!r} is not a range of seeds in 0..{MAX_SEED}")
+        if b - a + 1 + len(seeds) > MAX_SEEDS:
+            raise ValueError(f"--seeds: more than {MAX_SEEDS} runs")
+        seeds.update(range(a, b + 1))
+    return sorted(seeds)
+
+
+def run_command(options: argparse.Namespace, seed: int, folder: Path, domain: int) -> list[str]:
+    runner = Path(sys.executable).parent / "vehicle_sim_run"
+    return [str(runner), "--scenario", options.scenario, "--seed", str(seed), "--mode",
+            options.mode, "--duration", str(options.duration), "--record_dir", str(folder),
+            "--record", "true" if options.record else "false", "--domain_id", str(domain),
+            "--discovery_range", "LOCALHOST", "--timeout", str(options.timeout)]
+
+
+def run_seed(options: argparse.Namespace, seed: int, domains: queue.Queue) -> dict:
+    """One run; returns its table row (the summary's values, or the failure)."""
+    folder = options.out / f"seed-{seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "run.log"
+    domain = domains.get()
+    try:
+        with open(log, "w") as out:
+            code = subprocess.run(run_command(options, seed, folder, domain), stdout=out,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+    finally:
+        domains.put(domain)
+    row = {"seed": seed, "exit_code": code, "status": "ok" if code == 0 else f"failed ({code})"}
+    summaries = sorted(folder.glob("summary-*.json"))
+    if summaries:
+        summary = json.loads(summaries[-1].read_text())
+        row.update({k: summary.get(k, "") for k in COLUMNS if k in summary})
+    elif code == 0:
+        row.update(exit_code=code, status="failed (no summary)")
+    if row["status"] != "ok":
+        row["log_tail"] = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+    return row
+
+
+def judge(row: dict, options: argparse.Namespace) -> str:
+    """Why the row breaks a criterion of the command line, '' when it does not."""
+    if row["status"] != "ok":
+        return row["status"]
+    if options.max_accidents is not None and int(row.get("accidents", 0)) > options.max_accidents:
+        return f"{row['accidents']} accidents > --max-accidents {options.max_accidents}"
+    if options.min_distance is not None and \
+            float(row.get("distance_m", 0.0)) < options.min_distance:
+        return f"drove {float(row.get('distance_m', 0.0)):.1f} m < --min-distance " \
+               f"{options.min_distance:g} m"
+    return ""
+
+
+def write_table(rows: list[dict], out: Path) -> tuple[Path, Path]:
+    csv_path, png_path = out / "sweep.csv", out / "sweep.png"
+    with open(csv_path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=(*COLUMNS, "verdict"), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(3, 1, figsize=(max(6.0, 0.25 * len(rows)), 7), sharex=True)
+    seeds = [str(r["seed"]) for r in rows]
+    for ax, key, label in ((axes[0], "distance_m", "distance [m]"),
+                           (axes[1], "accidents", "accidents"),
+                           (axes[2], "real_time_factor", "real-time factor")):
+        values = [float(r.get(key) or 0.0) for r in rows]
+        colours = ["tab:blue" if not r["verdict"] else "tab:red" for r in rows]
+        ax.bar(seeds, values, color=colours)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    axes[-1].set_xlabel("seed (red: failed or broke a criterion)")
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=100)
+    plt.close(fig)
+    return csv_path, png_path
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="vehicle_sim_sweep", description=__doc__.split("\n")[0])
+    p.add_argument("--scenario", default="urban", help="scenario name or file (as the runner)")
+    p.add_argument("--seeds", default="0-19", help="seeds: N, N-M or a comma list (0-19)")
+    p.add_argument("--mode", default="lockstep", choices=("realtime", "fast", "lockstep"))
+    p.add_argument("--duration", type=float, default=60.0, help="simulated seconds per run")
+    p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 1) // 2),
+                   help="runs at the same time (default: half the cores)")
+    p.add_argument("--max-accidents", type=int, default=None,
+                   help="a run with more accidents breaks the sweep (exit 1)")
+    p.add_argument("--min-distance", type=float, default=None,
+                   help="a run whose ego drove less [m] breaks the sweep (exit 1)")
+    p.add_argument("--record", action="store_true", help="record each run (and its report)")
+    p.add_argument("--timeout", type=float, default=0.0,
+                   help="wall-clock limit [s] of each run (default 10 x duration + 120)")
+    p.add_argument("--out", type=Path, default=Path("runs/sweep"), help="output folder")
+    options = p.parse_args(argv)
+    if not 0.0 < options.duration <= 86400.0:
+        p.error("--duration: must be in (0, 86400] s of simulated time")
+    if options.max_accidents is not None and options.max_accidents < 0:
+        p.error("--max-accidents: must be >= 0")
+    if options.min_distance is not None and not 0.0 <= options.min_distance < float("inf"):
+        p.error("--min-distance: must be a finite distance >= 0 m")
+    if not 1 <= options.jobs <= 64:
+        p.error("--jobs: must be in 1..64")
+    if options.timeout <= 0.0:
+        options.timeout = 10.0 * options.duration + 120.0
+    try:
+        options.seed_list = parse_seeds(options.seeds)
+    except ValueError as exc:
+        p.error(str(exc))
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(argv)
+    options.out.mkdir(parents=True, exist_ok=True)
+    jobs = min(options.jobs, len(options.seed_list))
+    base = int(os.environ.get("ROS_DOMAIN_ID", "") or 1 + os.getpid() % 60)
+    domains: queue.Queue = queue.Queue()
+    for j in range(jobs):  # distinct domains in 1..101, one per concurrent run
+        domains.put(1 + (base + j) % 101)
+    rows = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool, \
+            tqdm(total=len(options.seed_list), desc="runs", unit="run",
+                 disable=not on_terminal()) as bar:
+        futures = [pool.submit(run_seed, options, s, domains) for s in options.seed_list]
+        for future in as_completed(futures):
+            rows.append(future.result())
+            bar.update(1)
+    rows.sort(key=lambda r: r["seed"])
+    broken = 0
+    for row in rows:
+        row["verdict"] = judge(row, options)
+        if row["verdict"]:
+            broken += 1
+            print(f"seed {row['seed']}: {row['verdict']}", file=sys.stderr)
+            for line in row.get("log_tail", []):
+                print(f"  seed {row['seed']} | {line}", file=sys.stderr)
+    csv_path, png_path = write_table(rows, options.out)
+    print(f"{len(rows)} runs, {broken} failed or broke a criterion; table: {csv_path}, "
+          f"{png_path}")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
