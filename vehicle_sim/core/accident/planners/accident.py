@@ -1,0 +1,215 @@
+"""Paper 002's accident planner: cut each trajectory near its collision and add the approach.
+
+002 sec. 5.2, circle intersection: with the collision point c, a circle of radius r = r_init
+grows by s until r_max; the first polyline segment that lies (partially) inside it and all
+later segments are removed. None found up to r_max: the vehicle "can never reach" c.
+002 sec. 5.3, collision placement (a vehicle collides with the middle of its part): the last
+kept point P and c define the vehicle's centre at the collision --
+front / rear: on the circle of radius length/2 about c, on the line P-c, between P and c (front)
+or beyond c (rear); left / right side: the tangent point from P to the circle of radius width/2
+about c, c on the vehicle's left (right). The vehicle heads from P to its centre.
+002 sec. 6, several collisions: a vehicle already placed goes straight from its last collision
+centre to the next one (no new cut). 002 sec. 7, static objects are cylinders: c lies on the
+cylinder, on the line from P to its centre; a standing vehicle (chain [stop]) or one held after
+a collision gives c as the middle of its hit part. A victim part ``unknown`` is taken from where
+the actor comes from in the victim's frame (a choice).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vehicle_sim.core.accident.planners.params import PlannerParams
+from vehicle_sim.core.accident.planners.preplanner import Scene, SceneCollision, SceneVehicle
+from vehicle_sim.core.config import ConfigError
+
+
+@dataclass
+class Track:
+    """A vehicle's trajectory while the accident planner works on it (points [m], tags: -1 a
+    normal point, k the centre at collision k)."""
+
+    vehicle: SceneVehicle
+    base: np.ndarray
+    points: list = field(default_factory=list)
+    tags: list = field(default_factory=list)
+    cut: bool = False
+    yaw_rad: float = 0.0  # heading at the last point
+
+    @property
+    def standing(self) -> bool:
+        return len(self.base) < 2
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where collision k happens: contact point c and both centres and headings [m, rad]."""
+
+    index: int
+    contact_m: tuple[float, float]
+    actor_pose: tuple[float, float, float]
+    victim_pose: tuple[float, float, float] | None  # None for a static object
+
+
+def segment_distance(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> float:
+    """Distance [m] from point c to the segment a-b."""
+    ab = b - a
+    t = 0.0 if not ab.any() else min(max(float((c - a) @ ab) / float(ab @ ab), 0.0), 1.0)
+    return float(np.linalg.norm(a + t * ab - c))
+
+
+def circle_cut(poly: np.ndarray, c: np.ndarray, p: PlannerParams) -> np.ndarray | None:
+    """002's circle intersection: the kept points t_1..t_i, or None when r reaches r_max."""
+    r = p.r_init_m
+    while r <= p.r_max_m + 1e-9:
+        for i in range(len(poly) - 1):
+            if segment_distance(poly[i], poly[i + 1], c) < r:
+                return poly[:i + 1].copy()
+        r += p.r_step_m
+    return None
+
+
+def place_part(last: np.ndarray, c: np.ndarray, part: str, length_m: float,
+               width_m: float) -> tuple[np.ndarray, float] | None:
+    """Centre [m] and heading [rad] of a vehicle coming from ``last`` that touches c with the
+    middle of ``part`` (002 sec. 5.3); None when ``last`` is inside the placement circle."""
+    d = c - last
+    dist = float(np.linalg.norm(d))
+    radius = 0.5 * (length_m if part in ("front", "rear") else width_m)
+    if dist <= radius + 1e-6:
+        return None
+    u = d / dist
+    if part in ("front", "rear"):
+        centre = c - radius * u if part == "front" else c + radius * u
+        return centre, math.atan2(u[1], u[0])
+    alpha = math.asin(radius / dist) * (-1.0 if part == "leftside" else 1.0)
+    ca, sa = math.cos(alpha), math.sin(alpha)
+    heading = np.array([ca * u[0] - sa * u[1], sa * u[0] + ca * u[1]])
+    centre = last + math.sqrt(dist * dist - radius * radius) * heading
+    return centre, math.atan2(heading[1], heading[0])
+
+
+def part_middle(pose: tuple[float, float, float], part: str, length_m: float,
+                width_m: float) -> np.ndarray:
+    """Middle of a part of a box at pose (x, y, yaw) (002's four points of a stopped car)."""
+    x, y, yaw = pose
+    fw, left = np.array([math.cos(yaw), math.sin(yaw)]), np.array([-math.sin(yaw), math.cos(yaw)])
+    offsets = {"front": 0.5 * length_m * fw, "rear": -0.5 * length_m * fw,
+               "leftside": 0.5 * width_m * left, "rightside": -0.5 * width_m * left}
+    return np.array([x, y]) + offsets[part]
+
+
+def plan_collisions(scene: Scene, tracks: dict[str, Track], p: PlannerParams) -> list[Placement]:
+    """Run 002's accident planner over the collisions in order; tracks are completed in place."""
+    objects = {o.id: o for o in scene.objects}
+    out = []
+    for col in scene.collisions:
+        key = f"collisions[{col.index}]"
+        actor = tracks[col.actor]
+        if actor.standing:
+            raise ConfigError(scene.source, f"{key}.actor", f"{col.actor!r} stands still "
+                              "(chain [stop]) and can never reach its collision")
+        victim = tracks.get(col.victim)
+        c = _contact_point(scene, col, actor, victim, objects, p)
+        actor_pose = _advance(scene, col, actor, c, col.actor_part, p)
+        victim_pose = None
+        if victim is not None:
+            part = col.victim_part if col.victim_part != "unknown" else \
+                _part_seen(victim, actor_pose)
+            victim_pose = _advance(scene, col, victim, c, part, p)
+        out.append(Placement(col.index, (float(c[0]), float(c[1])), actor_pose, victim_pose))
+    return out
+
+
+def _held_pose(t: Track) -> tuple[float, float, float] | None:
+    """Pose of a vehicle that stands (chain [stop]) or is held after a collision, else None."""
+    if t.standing or (t.cut and t.tags and t.tags[-1] >= 0):
+        return float(t.points[-1][0]), float(t.points[-1][1]), t.yaw_rad
+    return None
+
+
+def _contact_point(scene: Scene, col: SceneCollision, actor: Track, victim: Track | None,
+                   objects: dict, p: PlannerParams) -> np.ndarray:
+    key = f"collisions[{col.index}]"
+    if victim is None:  # a static object: c on its cylinder, towards the actor's last point
+        o = objects[col.victim]
+        centre = np.array([o.x_m, o.y_m])
+        _ensure_cut(scene, col, actor, centre, p)
+        d = centre - actor.points[-1]
+        return centre - o.radius_m * d / max(float(np.linalg.norm(d)), 1e-9)
+    if col.position_m is not None:
+        return np.array(col.position_m, dtype=float)
+    held = _held_pose(victim)
+    if held is None or col.victim_part == "unknown":
+        raise ConfigError(scene.source, f"{key}.position_m", f"needed: the victim "
+                          f"{col.victim!r} is moving (or its part is unknown)")
+    return part_middle(held, col.victim_part, victim.vehicle.length_m, victim.vehicle.width_m)
+
+
+def _ensure_cut(scene: Scene, col: SceneCollision, t: Track, c: np.ndarray,
+                p: PlannerParams) -> None:
+    if t.cut:
+        return
+    kept = circle_cut(t.base, c, p)
+    if kept is None:
+        near = min(segment_distance(a, b, c) for a, b in zip(t.base[:-1], t.base[1:], strict=True))
+        raise ConfigError(scene.source, f"collisions[{col.index}]",
+                          f"{t.vehicle.id!r} can never reach its collision at ({c[0]:.1f}, "
+                          f"{c[1]:.1f}): its path passes {near:.1f} m away (r_max "
+                          f"{p.r_max_m} m)")
+    t.points, t.tags, t.cut = list(kept), [-1] * len(kept), True
+    if len(kept) >= 2:
+        d = kept[-1] - kept[-2]
+        t.yaw_rad = math.atan2(d[1], d[0])
+    else:
+        d = t.base[1] - t.base[0]
+        t.yaw_rad = math.atan2(d[1], d[0])
+
+
+def _advance(scene: Scene, col: SceneCollision, t: Track, c: np.ndarray, part: str,
+             p: PlannerParams) -> tuple[float, float, float]:
+    """Append the vehicle's centre at collision col (held vehicles stay where they are)."""
+    key = f"collisions[{col.index}]"
+    held = _held_pose(t)
+    if held is not None and col.victim == t.vehicle.id and (
+            col.position_m is None or t.standing):
+        if float(np.linalg.norm(part_middle(held, part, t.vehicle.length_m,
+                                            t.vehicle.width_m) - c)) > 1.0:
+            raise ConfigError(scene.source, f"{key}.position_m", f"{t.vehicle.id!r} stands "
+                              f"at ({held[0]:.1f}, {held[1]:.1f}); its {part} is not there")
+        t.points.append(t.points[-1].copy())
+        t.tags.append(col.index)
+        return held
+    _ensure_cut(scene, col, t, c, p)
+    placed = place_part(t.points[-1], c, part, t.vehicle.length_m, t.vehicle.width_m)
+    if placed is None:
+        raise ConfigError(scene.source, key, f"{t.vehicle.id!r} starts too close to its "
+                          f"collision at ({c[0]:.1f}, {c[1]:.1f}) to reach it with its {part}")
+    centre, yaw = placed
+    turn = abs(math.remainder(yaw - t.yaw_rad, 2.0 * math.pi))
+    if turn > p.max_turn_rad:
+        raise ConfigError(scene.source, key, f"{t.vehicle.id!r} would turn "
+                          f"{math.degrees(turn):.0f} deg to reach it (more than "
+                          f"{math.degrees(p.max_turn_rad):.0f}): collisions out of time order "
+                          f"or unreachable driving forward")
+    t.points.append(centre)
+    t.tags.append(col.index)
+    t.yaw_rad = yaw
+    return float(centre[0]), float(centre[1]), yaw
+
+
+def _part_seen(victim: Track, actor_pose: tuple[float, float, float]) -> str:
+    """The victim's part facing the actor's centre (victim heading: its last or base one)."""
+    held = _held_pose(victim)
+    if held is not None:
+        x, y, yaw = held
+    else:
+        d = victim.base[1] - victim.base[0]
+        x, y, yaw = victim.base[0][0], victim.base[0][1], math.atan2(d[1], d[0])
+    dx, dy = actor_pose[0] - x, actor_pose[1] - y
+    lx, ly = math.cos(yaw) * dx + math.sin(yaw) * dy, -math.sin(yaw) * dx + math.cos(yaw) * dy
+    if abs(lx) >= abs(ly):
+        return "front" if lx > 0.0 else "rear"
+    return "leftside" if ly > 0.0 else "rightside"
