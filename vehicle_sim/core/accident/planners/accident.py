@@ -8,6 +8,11 @@ kept point P and c define the vehicle's centre at the collision --
 front / rear: on the circle of radius length/2 about c, on the line P-c, between P and c (front)
 or beyond c (rear); left / right side: the tangent point from P to the circle of radius width/2
 about c, c on the vehicle's left (right). The vehicle heads from P to its centre.
+At a vehicle's FIRST collision the heading is that of its planned path near c (a choice: a car
+hits in its direction of travel; with 002's slanted line P-c the leading corner of the front hit
+first, a corner impact), the centre is c moved back by length/2 (front), on by length/2 (rear),
+right or left by width/2 (left / right side), and an alignment point ``align_m`` behind the
+centre on that heading is added (the vehicle shifts sideways before it, then runs straight in).
 002 sec. 6, several collisions: a vehicle already placed goes straight from its last collision
 centre to the next one (no new cut). 002 sec. 7, static objects are cylinders: c lies on the
 cylinder, on the line from P to its centre; a standing vehicle (chain [stop]) or one held after
@@ -89,6 +94,20 @@ def place_part(last: np.ndarray, c: np.ndarray, part: str, length_m: float,
     heading = np.array([ca * u[0] - sa * u[1], sa * u[0] + ca * u[1]])
     centre = last + math.sqrt(dist * dist - radius * radius) * heading
     return centre, math.atan2(heading[1], heading[0])
+
+
+def place_aligned(c: np.ndarray, part: str, yaw_rad: float, length_m: float,
+                  width_m: float) -> np.ndarray:
+    """Centre [m] of a vehicle heading yaw_rad whose ``part``'s middle is at c."""
+    return c - (part_middle((0.0, 0.0, yaw_rad), part, length_m, width_m))
+
+
+def path_heading(poly: np.ndarray, c: np.ndarray) -> float:
+    """Heading [rad] of the polyline segment nearest to c."""
+    d = [segment_distance(a, b, c) for a, b in zip(poly[:-1], poly[1:], strict=True)]
+    k = int(np.argmin(d))
+    v = poly[k + 1] - poly[k]
+    return math.atan2(v[1], v[0])
 
 
 def part_middle(pose: tuple[float, float, float], part: str, length_m: float,
@@ -182,8 +201,10 @@ def _advance(scene: Scene, col: SceneCollision, t: Track, c: np.ndarray, part: s
         t.points.append(t.points[-1].copy())
         t.tags.append(col.index)
         return held
+    first = not t.cut
     _ensure_cut(scene, col, t, c, p)
-    placed = place_part(t.points[-1], c, part, t.vehicle.length_m, t.vehicle.width_m)
+    placed = _aligned(t, c, part, p) if first else \
+        place_part(t.points[-1], c, part, t.vehicle.length_m, t.vehicle.width_m)
     if placed is None:
         raise ConfigError(scene.source, key, f"{t.vehicle.id!r} starts too close to its "
                           f"collision at ({c[0]:.1f}, {c[1]:.1f}) to reach it with its {part}")
@@ -198,6 +219,24 @@ def _advance(scene: Scene, col: SceneCollision, t: Track, c: np.ndarray, part: s
     t.tags.append(col.index)
     t.yaw_rad = yaw
     return float(centre[0]), float(centre[1]), yaw
+
+
+def _aligned(t: Track, c: np.ndarray, part: str, p: PlannerParams
+             ) -> tuple[np.ndarray, float] | None:
+    """Centre and heading at a vehicle's first collision, after the alignment point (see the
+    docstring); None when the centre is not ahead of the last kept point."""
+    yaw = path_heading(t.base, c)
+    u = np.array([math.cos(yaw), math.sin(yaw)])
+    centre = place_aligned(c, part, yaw, t.vehicle.length_m, t.vehicle.width_m)
+    if float((centre - t.points[-1]) @ u) <= 0.0:
+        return None
+    point = centre - p.align_m * u
+    d = point - t.points[-1]
+    if float(d @ u) > 0.5 * p.point_spacing_m:
+        t.points.append(point)
+        t.tags.append(-1)
+        t.yaw_rad = math.atan2(d[1], d[0])
+    return centre, yaw
 
 
 def _part_seen(victim: Track, actor_pose: tuple[float, float, float]) -> str:
