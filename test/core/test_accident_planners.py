@@ -182,3 +182,36 @@ def test_a_standing_victim_is_hit_at_one_of_its_four_points():
     assert c.position_m == pytest.approx((-20.0 - CAR_L / 2, -1.75))
     s = by_name(plan)["s"]
     assert np.all(s.x_m == -20.0) and np.all(s.y_m == -1.75)
+
+
+def test_approaches_have_no_kink_and_turns_stay_turns():
+    """The removed part is replaced by the own path shifted sideways by a cosine ramp: before
+    its first collision no trajectory bends by more than 8 deg between two segments (arc
+    points are 5 deg apart; resampling the ramp along them adds a little), also for a left
+    turner hit on its right side in the crossroad."""
+    turn = scene([car("turner", "east", ["turn_left"]),
+                  {**car("oncoming", "west"), "kind": "truck"}],
+                 [{"actor": "oncoming", "actor_part": "front", "victim": "turner",
+                   "victim_part": "rightside", "position_m": [0.5, 1.75]}])
+    for plan in (plan_of("a4"), plan_of("rear_end_chain"), turn):
+        for tr in plan.trajectories:
+            first = min(c.time_s for c in plan.collisions if tr.vehicle in (c.actor, c.victim))
+            k = int(np.searchsorted(tr.t_s, first - 1e-9))
+            yaw = np.arctan2(np.diff(tr.y_m[:k + 1]), np.diff(tr.x_m[:k + 1]))
+            bend = np.abs(np.remainder(np.diff(yaw) + np.pi, 2 * np.pi) - np.pi)
+            assert bend.max(initial=0.0) < math.radians(8.0), tr.vehicle
+    (c,) = turn.collisions
+    assert math.radians(30) < c.victim_pose[2] < math.radians(80)  # mid-turn, not straight
+
+
+def test_the_crossroad_map_holds_a4s_tree_where_the_plan_puts_it():
+    from vehicle_sim.core.traffic.mapfile import load_map
+    from vehicle_sim.core.traffic.network import Network
+
+    path = Path(__file__).resolve().parents[2] / "config" / "maps" / "crossroad.yaml"
+    spec = load_map(path)
+    Network(spec, str(path))  # the junction's connector paths compile
+    (tree,) = spec.static_objects
+    (obj,) = plan_of("a4").scene.objects
+    assert (tree.id, tree.x_m, tree.y_m, tree.radius_m) == (obj.id, obj.x_m, obj.y_m,
+                                                           obj.radius_m)

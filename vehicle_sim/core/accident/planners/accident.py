@@ -8,11 +8,13 @@ kept point P and c define the vehicle's centre at the collision --
 front / rear: on the circle of radius length/2 about c, on the line P-c, between P and c (front)
 or beyond c (rear); left / right side: the tangent point from P to the circle of radius width/2
 about c, c on the vehicle's left (right). The vehicle heads from P to its centre.
-At a vehicle's FIRST collision the heading is that of its planned path near c (a choice: a car
-hits in its direction of travel; with 002's slanted line P-c the leading corner of the front hit
-first, a corner impact), the centre is c moved back by length/2 (front), on by length/2 (rear),
-right or left by width/2 (left / right side), and an alignment point ``align_m`` behind the
-centre on that heading is added (the vehicle shifts sideways before it, then runs straight in).
+At a vehicle's FIRST collision (a choice, refining 002's straight dotted segment P-centre): the
+heading is that of its planned path near c (a car hits in its direction of travel; on 002's
+slanted segment the leading corner of the front hits first, a corner impact), the centre is c
+moved back by length/2 (front), on by length/2 (rear), right or left by width/2 (left / right
+side), and the removed part is replaced by the vehicle's own path from P on, shifted sideways
+onto the centre by a cosine ramp (zero slope at both ends): a turn stays a turn, and the
+approach has no kink for the servo to cut.
 002 sec. 6, several collisions: a vehicle already placed goes straight from its last collision
 centre to the next one (no new cut). 002 sec. 7, static objects are cylinders: c lies on the
 cylinder, on the line from P to its centre; a standing vehicle (chain [stop]) or one held after
@@ -223,19 +225,29 @@ def _advance(scene: Scene, col: SceneCollision, t: Track, c: np.ndarray, part: s
 
 def _aligned(t: Track, c: np.ndarray, part: str, p: PlannerParams
              ) -> tuple[np.ndarray, float] | None:
-    """Centre and heading at a vehicle's first collision, after the alignment point (see the
-    docstring); None when the centre is not ahead of the last kept point."""
+    """Centre and heading at a vehicle's first collision, reached along its own path shifted
+    sideways by a cosine ramp (see the docstring); None when the centre is not ahead of the
+    last kept point."""
     yaw = path_heading(t.base, c)
-    u = np.array([math.cos(yaw), math.sin(yaw)])
     centre = place_aligned(c, part, yaw, t.vehicle.length_m, t.vehicle.width_m)
-    if float((centre - t.points[-1]) @ u) <= 0.0:
+    s = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(t.base, axis=0), axis=1))])
+    s_p = s[len(t.points) - 1]
+    k = int(np.argmin([segment_distance(a, b, centre)
+                       for a, b in zip(t.base[:-1], t.base[1:], strict=True)]))
+    ab = t.base[k + 1] - t.base[k]
+    frac = min(max(float((centre - t.base[k]) @ ab) / float(ab @ ab), 0.0), 1.0)
+    s_c = s[k] + frac * (s[k + 1] - s[k])
+    if s_c <= s_p + 1e-6:
         return None
-    point = centre - p.align_m * u
-    d = point - t.points[-1]
-    if float(d @ u) > 0.5 * p.point_spacing_m:
-        t.points.append(point)
+    offset = centre - (t.base[k] + frac * ab)
+    n = max(1, math.ceil((s_c - s_p) / p.point_spacing_m))
+    for j in range(1, n):
+        sj = s_p + (s_c - s_p) * j / n
+        q = np.array([np.interp(sj, s, t.base[:, 0]), np.interp(sj, s, t.base[:, 1])])
+        t.points.append(q + offset * 0.5 * (1.0 - math.cos(math.pi * j / n)))
         t.tags.append(-1)
-        t.yaw_rad = math.atan2(d[1], d[0])
+    d = centre - t.points[-1]
+    t.yaw_rad = math.atan2(d[1], d[0])
     return centre, yaw
 
 

@@ -36,17 +36,13 @@ class PlannerParams:
     r_init_m: float = spec(15.0, unit="m", gt=0.0, le=50.0,
                            doc="002's r_init (a choice: more than half the longest vehicle, "
                                "3.75 m for the truck, so the kept end lies outside the "
-                               "placement circle; and room for the final approach: a car "
-                               "shifts sideways over ~9 m and runs 4 m straight in, so a "
-                               "lateral offset under a metre turns it by < 5 deg, which the "
-                               "servo follows)")
+                               "placement circle; and room for the sideways ramp onto the "
+                               "placement: ~10 m for a car, so an offset under a metre "
+                               "turns it by < 5 deg, which the servo follows)")
     r_step_m: float = spec(0.5, unit="m", gt=0.0, le=10.0, doc="002's step s (a choice)")
     r_max_m: float = spec(25.0, unit="m", gt=0.0, le=100.0,
                           doc="002's r_max (a choice: a path passing farther than this from a "
                               "collision point cannot reach it; r_init + 10 m)")
-    align_m: float = spec(4.0, unit="m", ge=0.0, le=50.0,
-                          doc="straight run-in before a vehicle's first collision (a choice: "
-                              "~0.5 s at 8 m/s, for the servo to settle its heading)")
     max_turn_rad: float = spec(math.radians(90.0), unit="rad", gt=0.0, le=math.pi,
                                doc="largest heading change onto a collision (forward driving)")
     max_speed_mps: float = spec(30.0, unit="m/s", gt=0.0, le=100.0,
