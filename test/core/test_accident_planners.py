@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vehicle_sim.core.accident.planners.accident import circle_cut, part_middle
 from vehicle_sim.core.accident.planners.params import PlannerParams
+from vehicle_sim.core.accident.planners.placement import circle_cut, part_middle
 from vehicle_sim.core.accident.planners.plan import plan_accident
 from vehicle_sim.core.accident.planners.temporal import collision_time
 from vehicle_sim.core.accident.template import load_template, template_from_dict

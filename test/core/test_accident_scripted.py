@@ -97,8 +97,8 @@ def test_a4_in_a_shifted_and_rotated_map_frame_is_the_same_scene():
 
 
 def test_a_vehicle_handed_over_is_no_longer_driven():
-    plan = plan_accident(load_template(ROOT / "config" / "accidents" / "a4.yaml"), SIZES)
-    fleet = ScriptedFleet(plan, VEHICLES)
+    fleet = ScriptedFleet.from_template(
+        load_template(ROOT / "config" / "accidents" / "a4.yaml"), VEHICLES)
     for _ in range(100):
         fleet.step(DT_S)
     fleet.hand_over("vehicleA")

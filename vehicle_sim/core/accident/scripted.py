@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vehicle_sim.core.accident.planners.plan import AccidentPlan, PlannedCollision
+from vehicle_sim.core.accident.planners.params import PlannerParams
+from vehicle_sim.core.accident.planners.plan import AccidentPlan, PlannedCollision, plan_accident
+from vehicle_sim.core.accident.template import AccidentTemplate
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.core.vehicle.servo import PDServo, ServoParams, servo_vehicle
@@ -108,6 +110,18 @@ class ScriptedFleet:
         self._sizes = np.array([(t.length_m, t.width_m) for t in plan.trajectories])
         self._driving = np.ones(len(self._names), dtype=bool)
         self._t_ns = 0
+
+    @classmethod
+    def from_template(cls, template: AccidentTemplate, vehicles: Mapping[str, VehicleParams],
+                      origin_m: tuple[float, float] = (0.0, 0.0), heading_rad: float = 0.0,
+                      planner: PlannerParams | None = None,
+                      params: FleetParams | None = None) -> ScriptedFleet:
+        """Plan a validated template (002's planners) and build its fleet; vehicles: kind ->
+        VehicleParams (sizes for the planner, dynamics for the models). Planning problems
+        raise ConfigError naming the template file, the key and the reason."""
+        sizes = {k: (v.chassis.length_m, v.chassis.width_m) for k, v in vehicles.items()}
+        plan = plan_accident(template, sizes, planner)
+        return cls(plan, vehicles, origin_m=origin_m, heading_rad=heading_rad, params=params)
 
     @property
     def time_s(self) -> float:
