@@ -78,8 +78,16 @@ def test_shipped_templates_load_as_002_writes_them():
      "vehicles[1].id"),
     (lambda d: d.update(t_split=1.0), "must be < 1.0", "t_split"),
     (lambda d: d.update(speed_mps=300.0), "must be <= 30.0", "speed_mps"),
+    (lambda d: d.update(speed_mps=1e-9), "must be >= 1.0", "speed_mps"),
     (lambda d: d.update(collisions=[]), "at least one collision", "collisions"),
     (lambda d: d.update(wheather="rain"), "unknown parameter", "wheather"),
+    (lambda d: d["vehicles"].__setitem__(0, "car"), "expected a mapping", "vehicles[0]"),
+    (lambda d: d["vehicles"][0].update(events="driving_forward"), "expected a list",
+     "vehicles[0].events"),
+    (lambda d: d["collisions"][0].update(position_m=["a", "b"]), "expected a number",
+     "collisions[0].position_m[0]"),
+    (lambda d: d["vehicles"][0].update(events=["stop"]), "'vehicleB' stands still",
+     "collisions[0].actor"),
 ])
 def test_bad_templates_name_the_problem(edit, match, key):
     data = a4()

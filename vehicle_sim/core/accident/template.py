@@ -92,7 +92,7 @@ class AccidentTemplate:
     collisions: tuple[Collision, ...] = spec()
     static_objects: tuple[StaticObject, ...] = spec(())
     y_axis: str = spec("north", choices=("north", "south"), doc="direction of +y")
-    speed_mps: float = spec(10.0, unit="m/s", gt=0.0, le=30.0,
+    speed_mps: float = spec(10.0, unit="m/s", ge=1.0, le=30.0,
                             doc="cruise speed of the fastest vehicle (a choice: urban 36 km/h)")
     t_split: float = spec(0.8, gt=0.0, lt=1.0, doc="002's T_split (time value of collision 1)")
     source: str = dataclasses.field(default="<template>", init=False)

@@ -20,6 +20,8 @@ from vehicle_sim.core.accident.planners.trajectory import plan_polyline
 from vehicle_sim.core.accident.template import AccidentTemplate
 from vehicle_sim.core.config import ConfigError
 
+MAX_DURATION_S = 300.0  # a scene is an accident at one junction (bounds the fleet's arrays)
+
 
 @dataclass(frozen=True)
 class TimedTrajectory:
@@ -115,6 +117,9 @@ def _duration(scene: Scene, timed: dict, tracks: dict, p: PlannerParams) -> floa
     if rate <= 0.0:
         raise ConfigError(scene.source, "vehicles", "no vehicle moves before the collisions")
     duration = rate / scene.speed_mps
+    if duration > MAX_DURATION_S:
+        raise ConfigError(scene.source, "speed_mps", f"the scene would last {duration:.0f} s "
+                          f"(> {MAX_DURATION_S:.0f} s): paths too long for this speed")
     for vid, (times, pts) in timed.items():
         speed = np.linalg.norm(np.diff(pts, axis=0), axis=1) / (np.diff(times) * duration)
         if speed.size and float(speed.max()) > p.max_speed_mps:
