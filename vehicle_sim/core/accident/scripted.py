@@ -6,7 +6,7 @@ saturating tyres) following its timed trajectory with paper 000's PD servo
 (``core/vehicle/servo.py``: Eq. 1 longitudinal PD through the pedals, Eq. 2 turn direction, the
 straight lead-in prepended). Why this model and not the traffic agent kernel: the servo drives a
 :class:`VehicleModel` through pedals and a steering angle, which the single-track model takes
-and the traffic agent kernel (whose driver is built in, packed per agent in task B's arrays)
+and the traffic agent kernel (whose driver is built in, packed per agent in the traffic arrays)
 does not; the vehicles' parameters come from the same validated vehicle files as the ego's.
 
 Time: the fleet clock starts at 0 when the lead-in starts; planned time t_plan = t - lead_in_s
