@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vehicle_sim.core.accident.crash_params import CRASH_CLASSES
 from vehicle_sim.core.config import load, spec
 from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.full14.params import (
@@ -152,6 +153,9 @@ class VehicleParams:
     steering: SteeringParams = spec()
     aero: AeroParams = spec()
     low_speed: LowSpeedParams = spec(LowSpeedParams())
+    crash_class: str = spec("medium", choices=CRASH_CLASSES,
+                            doc="crash-model class of paper 004 Figure 12 (damping R_o per "
+                                "impact part, K = 81.7 R_o; core/accident/crash_params.py)")
     # Groups of the 14-DOF model (full14/params.py); None = not given (planar models only).
     body: BodyParams = spec(None)
     suspension: SuspensionParams = spec(None)
