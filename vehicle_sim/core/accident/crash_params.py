@@ -68,5 +68,8 @@ class CrashParams:
     stop_speed_mps: float = spec(0.05, unit="m/s", gt=0.0, le=1.0,
                                  doc="a crashed body slower than this (and turning slower than "
                                      "this / 1 m) is at rest")
+    release_s: float = spec(0.5, unit="s", gt=0.0, le=60.0,
+                            doc="a pair apart this long (sim time) ends its contact episode; the "
+                                "next touch is a new (first) contact (as AccidentParams)")
     part_margin_m: float = spec(0.1, unit="m", ge=0.0, lt=1.0,
                                 doc="reported parts: corner margin as in detect.py")

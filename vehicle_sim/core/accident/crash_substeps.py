@@ -40,7 +40,6 @@ class Substepper:
         self.pairs += [(local[int(i)], -1, int(s)) for i, s in vs]
         self.keys = [self._key(p) for p in self.pairs]
         self.stretch = [world._springs.get(k, np.zeros(2)).copy() for k in self.keys]
-        self._before = {k for k in self.keys if k in world._springs}
         self.in_contact = [False] * len(self.pairs)
         self.impulse = [np.zeros(2) for _ in self.pairs]
         self.last = [None] * len(self.pairs)  # last ContactGeom while touching
@@ -159,8 +158,9 @@ class Substepper:
             self.vel[c] = v
         self.pose += self.vel * h
 
-    def reports(self, t_ns: int) -> list:
-        """ContactReport of every pair that touched during the step."""
+    def reports(self, recent: set) -> list:
+        """ContactReport of every pair that touched during the step; ``recent``: pair keys whose
+        contact episode is still open (not first)."""
         out = []
         margin = self.world.params.part_margin_m
         for n, p in enumerate(self.pairs):
@@ -172,7 +172,7 @@ class Substepper:
                 detect.impact_part(self._body(p[1]), g.point_m, margin)
             key = self.keys[n]
             out.append(ContactReport(
-                a_id=key[0], b_id=key[1], b_static=key[2], first=key not in self._before,
+                a_id=key[0], b_id=key[1], b_static=key[2], first=key not in recent,
                 point_m=(float(g.point_m[0]), float(g.point_m[1])),
                 normal=(float(g.normal[0]), float(g.normal[1])),
                 impulse_ns=float(np.hypot(*self.impulse[n])),

@@ -49,11 +49,13 @@ class CrashWorld:
         self._grid = broad_phase.build_static_grid(circles)
         self.crashed: set[int] = set()
         self._springs: dict[tuple[int, int, int], np.ndarray] = {}  # pair -> tangential stretch
+        self.last_touch_ns: dict[tuple[int, int, int], int] = {}  # episodes (release_s)
 
     def reset(self) -> None:
         """Forget every crash and contact (sim/reset)."""
         self.crashed.clear()
         self._springs.clear()
+        self.last_touch_ns.clear()
 
     def release(self, body_id: int) -> None:
         """Body ``body_id`` is no longer crashed (removed by the traffic or timed out)."""
@@ -79,6 +81,8 @@ class CrashWorld:
         if not 0.0 < dt_s <= 1.0:
             raise ValueError(f"dt_s must be in (0, 1] s, got {dt_s}")
         bodies.check()
+        release = round(self.params.release_s * 1e9)
+        self.last_touch_ns = {k: t for k, t in self.last_touch_ns.items() if t_ns - t < release}
         vv, vs = self.candidates(bodies, dt_s)
         sub = Substepper(self, bodies, vv, vs)
         sub.run(dt_s)
@@ -96,8 +100,10 @@ class CrashWorld:
             if bodies.mode[r] == DYNAMIC:
                 self.crashed.add(int(bodies.ids[r]))
         states = np.column_stack((pose[rows], vel[rows])) if len(rows) else np.zeros((0, 6))
-        return CrashStep(ids=bodies.ids[rows].astype(np.int64), states=states,
-                         contacts=sub.reports(t_ns))
+        contacts = sub.reports(set(self.last_touch_ns))
+        self.last_touch_ns.update({sub.keys[n]: int(t_ns) for n, g in enumerate(sub.last)
+                                   if g is not None})
+        return CrashStep(ids=bodies.ids[rows].astype(np.int64), states=states, contacts=contacts)
 
     def _slide(self, b: BodyArrays, rows: np.ndarray, pose: np.ndarray, vel: np.ndarray,
                h: float) -> None:
