@@ -56,15 +56,21 @@ def test_ego_into_a_barrier_at_10_mps_stops_at_the_barrier(kind):
     assert len(first) == 1 and first[0].b_static == 0 and first[0].a_part == detect.PART_FRONT
     impulse = sum(r.impulse_ns for r in reports)
     assert impulse == pytest.approx(CAR.chassis.mass_kg * 10.0, rel=0.25)
+    impact = sum(r.impact_impulse_ns for r in reports)
+    assert impact == pytest.approx(CAR.chassis.mass_kg * 10.0, rel=0.25)
 
 
 def test_ego_at_15_mps_into_a_tree_never_ends_on_the_far_side():
     model = make_model("single_track", CAR, "rk4")
     model.reset(20.0 - 0.5 * CAR.chassis.length_m - 3.0, 0.0, 0.0, 15.0)
     contacts = EgoContacts([TREE], EgoBody.from_vehicle(CAR))
-    snaps, _ = drive(model, contacts, 2.0, controls=Controls(throttle=0.3))
+    snaps, reports = drive(model, contacts, 2.0, controls=Controls(throttle=0.3))
     assert max(front_x(s) for s in snaps) < 20.0 + 0.1
     assert max(s.position_m[0] for s in snaps) < 20.4  # the CG never passes the tree
+    # pushing on at rest adds contact impulse but no impact impulse (no damage)
+    assert sum(r.impulse_ns for r in reports) > 1.2 * sum(r.impact_impulse_ns for r in reports)
+    assert sum(r.impact_impulse_ns for r in reports) == pytest.approx(
+        CAR.chassis.mass_kg * 15.0, rel=0.25)
 
 
 def test_ego_into_a_standing_agent_is_pushed_back_and_the_agent_side_is_hit():
@@ -81,6 +87,16 @@ def test_ego_into_a_standing_agent_is_pushed_back_and_the_agent_side_is_hit():
     # the agent is immovable for the ego: the ego stops at its side (0.85 m from its CG)
     assert max(s.position_m[1] + 0.5 * CAR.chassis.length_m for s in snaps) < -0.85 + 0.1
     assert abs(snaps[-1].velocity_mps[0]) < 0.2 * 8.0  # plastic: little rebound
+
+
+def test_a_barrier_drawn_as_a_line_is_a_wall():
+    line = StaticObject(id="line", kind="barrier", footprint=((-15.0, -15.0), (-15.0, 15.0)))
+    model = make_model("single_track", CAR, "rk4")
+    model.reset(-6.0, 1.0, math.pi, 10.0)
+    contacts = EgoContacts([line], EgoBody.from_vehicle(CAR))
+    snaps, reports = drive(model, contacts, 1.5)
+    fronts = [s.position_m[0] - 0.5 * CAR.chassis.length_m for s in snaps]
+    assert min(fronts) > -15.0 + 0.25 - 0.1 and reports
 
 
 def test_nothing_near_gives_no_force_and_no_contact():

@@ -2,7 +2,8 @@
 
 What pybullet does here (and only this): it holds the shapes (vehicles as boxes length x width x
 height, trees and poles as cylinders, barriers and buildings as boxes or, for a footprint polygon,
-the convex hull of the footprint extruded upwards) and runs the narrow phase on the pairs we ask
+the convex hull of the footprint extruded upwards; a footprint that is a line a wall of
+WALL_THICKNESS_M) and runs the narrow phase on the pairs we ask
 about: ``getClosestPoints(a, b, distance=0)`` gives the witness points, the contact normal and the
 signed distance (negative = penetration) of convex shapes (GJK/EPA). We read the normal (from A
 to B, projected on the ground plane), the penetration depth [m] >= 0 and the contact point
@@ -30,7 +31,9 @@ import pybullet as pb
 
 from vehicle_sim.core.accident import detect
 
-SHAPE_BOX, SHAPE_CYLINDER = 0, 1
+# A footprint that is a line (two points, or collinear ones) is a wall this thick [m], centred on
+# the line (a choice: a concrete safety barrier is ~0.6 m wide at its base, 0.2 m at the top).
+WALL_THICKNESS_M = 0.5
 
 
 @dataclass(frozen=True)
@@ -91,14 +94,17 @@ class ContactGeometry:
 
     def _add_static(self, s) -> None:
         cid, hs = self._cid, self._hs
-        if s.footprint:
-            pts = np.asarray(s.footprint, dtype=float)
-            centre = pts.mean(axis=0)
-            verts = [[x - centre[0], y - centre[1], z] for x, y in pts for z in (0.0, hs)]
+        pts = np.asarray(s.footprint, dtype=float).reshape(-1, 2)
+        hull = convex_hull(pts) if len(pts) >= 3 else pts
+        if len(pts) >= 2 and polygon_area(hull) < 1e-6:  # a line: a wall of WALL_THICKNESS_M
+            hull = segment_box(pts)
+        if len(pts) >= 2:
+            centre = hull.mean(axis=0)
+            verts = [[x - centre[0], y - centre[1], z] for x, y in hull for z in (0.0, hs)]
             shape = pb.createCollisionShape(pb.GEOM_MESH, vertices=verts, physicsClientId=cid)
             pos = [centre[0], centre[1], 0.0]
-            radius = float(np.hypot(*(pts - centre).T).max())
-            self._hulls.append(convex_hull(pts))
+            radius = float(np.hypot(*(hull - centre).T).max())
+            self._hulls.append(hull)
         else:
             shape = pb.createCollisionShape(pb.GEOM_CYLINDER, radius=s.radius_m, height=hs,
                                             physicsClientId=cid)
@@ -190,3 +196,21 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
 
     lower, upper = half(pts), half(reversed(pts))
     return np.array(lower[:-1] + upper[:-1])
+
+
+def polygon_area(poly: np.ndarray) -> float:
+    """Absolute area [m^2] of a polygon ((k, 2) vertices in order)."""
+    if len(poly) < 3:
+        return 0.0
+    x, y = poly[:, 0], poly[:, 1]
+    return 0.5 * abs(float((x * np.roll(y, -1) - np.roll(x, -1) * y).sum()))
+
+
+def segment_box(points: np.ndarray) -> np.ndarray:
+    """Counter-clockwise corners of the WALL_THICKNESS_M box along the two farthest points."""
+    d = np.hypot(*(points[:, None, :] - points[None, :, :]).transpose(2, 0, 1))
+    i, j = np.unravel_index(int(np.argmax(d)), d.shape)
+    p, q = points[i], points[j]
+    along = (q - p) / max(float(d[i, j]), 1e-9)
+    side = 0.5 * WALL_THICKNESS_M * np.array([-along[1], along[0]])
+    return np.array([p - side, q - side, q + side, p + side])

@@ -56,6 +56,9 @@ class ContactReport:
     impulse_ns: float  # |integral of the force on B| over the step [N s]
     a_part: int  # detect.PART_*
     b_part: int
+    # the impulse delivered while the contact closed faster than CrashParams.stop_speed_mps
+    # [N s]: what an impact adds (damage); a car resting against a wall adds none
+    impact_impulse_ns: float = 0.0
 
 
 @dataclass(frozen=True)

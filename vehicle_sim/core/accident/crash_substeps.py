@@ -42,6 +42,7 @@ class Substepper:
         self.stretch = [world._springs.get(k, np.zeros(2)).copy() for k in self.keys]
         self.in_contact = [False] * len(self.pairs)
         self.impulse = [np.zeros(2) for _ in self.pairs]
+        self.impact = [0.0] * len(self.pairs)
         self.last = [None] * len(self.pairs)  # last ContactGeom while touching
         self.touched_rows: set[int] = set()
         rho = np.hypot(bodies.size[self.rows, 0], bodies.size[self.rows, 1]) * 0.5
@@ -144,6 +145,8 @@ class Substepper:
                 self.crashed[k] = True
         self.in_contact[n] = True
         self.impulse[n] += f_b * h
+        if float(v_rel @ g.normal) > self.world.params.stop_speed_mps:
+            self.impact[n] += float(np.hypot(*f_b)) * h
         self.last[n] = g
 
     def _integrate(self, force: np.ndarray, h: float) -> None:
@@ -175,6 +178,6 @@ class Substepper:
                 a_id=key[0], b_id=key[1], b_static=key[2], first=key not in recent,
                 point_m=(float(g.point_m[0]), float(g.point_m[1])),
                 normal=(float(g.normal[0]), float(g.normal[1])),
-                impulse_ns=float(np.hypot(*self.impulse[n])),
+                impulse_ns=float(np.hypot(*self.impulse[n])), impact_impulse_ns=self.impact[n],
                 a_part=detect.impact_part(a_body, g.point_m, margin), b_part=b_part))
         return out

@@ -122,6 +122,7 @@ class EgoContacts:
         n_sub = max(1, math.ceil(dt_s / self.params.substep_s - 1e-9))
         h = dt_s / n_sub
         impulse = {key: np.zeros(2) for key, _ in near}
+        impact = dict.fromkeys(impulse, 0.0)
         last: dict = {}
         for i in range(n_sub):
             ego = self._body(pos, vel)
@@ -133,7 +134,10 @@ class EgoContacts:
                      else self.geometry.vehicle_static(ego, key[1]))
                 if g is None or g.distance_m > 0.0:
                     continue
-                f_b = self._pair_force(key, ego, (b, 0 if other is None else other[1]), g, h)
+                f_b, closing = self._pair_force(key, ego, (b, 0 if other is None else other[1]),
+                                                g, h)
+                if closing > self.params.stop_speed_mps:
+                    impact[key] += float(np.hypot(*f_b)) * h
                 lever = g.point_m - pos[:2]
                 acc[:2] -= f_b
                 acc[2] -= lever[0] * f_b[1] - lever[1] * f_b[0]
@@ -149,8 +153,8 @@ class EgoContacts:
                              float(snapshot.angular_velocity_radps[2])])
         force = self.ego.mass_kg * dv[:2] / dt_s
         moment = self.ego.yaw_inertia_kgm2 * dv[2] / dt_s
-        contacts = [self._report(k, *last[k], float(np.hypot(*impulse[k])), k not in before)
-                    for k, _ in near if k in last]
+        contacts = [self._report(k, *last[k], (float(np.hypot(*impulse[k])), impact[k]),
+                                 k not in before) for k, _ in near if k in last]
         return EgoWrench(np.array([force[0], force[1], 0.0]),
                          self._equivalent_point(x, y, z, force, moment), contacts)
 
@@ -201,7 +205,8 @@ class EgoContacts:
                            float(a.size[row, 0]), float(a.size[row, 1]), float(v[0]),
                            float(v[1]), float(v[2]))
 
-    def _pair_force(self, key, ego, other_and_class, g, h: float) -> np.ndarray:
+    def _pair_force(self, key, ego, other_and_class, g, h: float) -> tuple[np.ndarray, float]:
+        """(force on B [N], closing speed [m/s]) of one pair this sub-step."""
         other, cls = other_and_class
         point = g.point_m
         v_rel = detect.point_velocity(ego, point)
@@ -224,14 +229,15 @@ class EgoContacts:
         stretch = self._springs.get(key, np.zeros(2))
         f_b, self._springs[key], _ = cm.contact_force(cm.PairLaw(k, r, mu), g.depth_m, g.normal,
                                                       v_rel, stretch, m_eff, h)
-        return f_b
+        return f_b, float(v_rel @ g.normal)
 
-    def _report(self, key, g, ego, other, impulse, first: bool) -> ContactReport:
+    def _report(self, key, g, ego, other, impulses, first: bool) -> ContactReport:
         margin = self.params.part_margin_m
         return ContactReport(
             a_id=EGO_ID, b_id=key[0], b_static=key[1], first=first,
             point_m=(float(g.point_m[0]), float(g.point_m[1])),
-            normal=(float(g.normal[0]), float(g.normal[1])), impulse_ns=impulse,
+            normal=(float(g.normal[0]), float(g.normal[1])), impulse_ns=impulses[0],
+            impact_impulse_ns=impulses[1],
             a_part=detect.impact_part(ego, g.point_m, margin),
             b_part=detect.PART_UNKNOWN if other is None else
             detect.impact_part(other, g.point_m, margin))
