@@ -10,7 +10,12 @@ import pytest
 
 from vehicle_sim.core.accident import detect
 from vehicle_sim.core.accident.crash_params import crash_class_index
-from vehicle_sim.core.accident.ego_contacts import AgentArrays, EgoBody, EgoContacts
+from vehicle_sim.core.accident.ego_contacts import (
+    AgentArrays,
+    EgoBody,
+    EgoContacts,
+    planar_motion,
+)
 from vehicle_sim.core.traffic.mapfile import StaticObject
 from vehicle_sim.core.vehicle.factory import make_model
 from vehicle_sim.core.vehicle.interface import Controls
@@ -118,3 +123,16 @@ def test_planar_wrench_sign_and_moment():
     assert s.angular_velocity_radps[2] > 0.1 and s.position_m[1] > 0.01
     with pytest.raises(ValueError, match="finite"):
         model.set_external_wrench((math.nan, 0.0, 0.0))
+
+
+@pytest.mark.parametrize("kind", ["single_track", "full14"])
+def test_planar_motion_from_the_state_matches_the_snapshot(kind):
+    model = make_model(kind, CAR, "rk4")
+    model.reset(3.0, -2.0, 0.7, 12.0)
+    for _ in range(200):
+        model.step(Controls(steer_rad=0.1, throttle=0.3), DT)
+    position, yaw, velocity = planar_motion(model)
+    snap = model.snapshot()
+    assert np.allclose(position[:2], snap.position_m[:2]) and yaw == pytest.approx(snap.rpy_rad[2])
+    assert np.allclose(velocity, (snap.velocity_mps[0], snap.velocity_mps[1],
+                                  snap.angular_velocity_radps[2]), atol=0.02)

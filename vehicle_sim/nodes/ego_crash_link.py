@@ -16,7 +16,7 @@ from rclpy.node import Node
 from vehicle_sim.core.accident import damage as dmg
 from vehicle_sim.core.accident import detect
 from vehicle_sim.core.accident.crash_params import KIND_CRASH_CLASS, crash_class_index
-from vehicle_sim.core.accident.ego_contacts import AgentArrays, EgoBody, EgoContacts
+from vehicle_sim.core.accident.ego_contacts import AgentArrays, EgoBody, EgoContacts, planar_motion
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.msg import TrafficAgentArray, VehicleDamage
 from vehicle_sim.nodes import conversions as conv
@@ -62,6 +62,7 @@ class EgoCrashLink:
         self._dirty = False
         self._agents = AgentArrays.empty()
         self._box = (vehicle.chassis.length_m, vehicle.chassis.width_m)
+        self._pushing = False  # a wrench is set on the model (cleared once contacts end)
         self.pub = node.create_publisher(VehicleDamage, "accidents/damage", qos.LATCHED)
         node.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
                                  qos.AGENTS_IN)
@@ -86,13 +87,15 @@ class EgoCrashLink:
 
     def before_step(self, k: int, t_ns: int) -> None:
         """The loop's before_step hook: the ego's crash wrench for this step."""
-        snap = self.model.snapshot()
-        w = self.contacts.wrench(t_ns, snap, self.dt_s, self._current_agents(t_ns))
-        self.model.set_external_wrench(w.force_n, w.point_m)
+        position, yaw, body_velocity = planar_motion(self.model)
+        w = self.contacts.wrench_at(t_ns, position, yaw, body_velocity, self.dt_s,
+                                    self._current_agents(t_ns))
+        if w.contacts or self._pushing:
+            self.model.set_external_wrench(w.force_n, w.point_m)
+        self._pushing = bool(w.contacts)
         if not w.contacts:
             return
-        ego = detect.Body(self.name, float(snap.position_m[0]), float(snap.position_m[1]),
-                          float(snap.rpy_rad[2]), *self._box)
+        ego = detect.Body(self.name, float(position[0]), float(position[1]), yaw, *self._box)
         changed = False
         for c in w.contacts:
             part = dmg.damage_part(ego, c.point_m, self.contacts.params.part_margin_m)

@@ -3,13 +3,13 @@ pairs that may touch), as numba kernels over packed arrays; O(n) via uniform gri
 
 - Vehicle-vehicle: core.traffic.collisions.overlapping_pairs (grid + bounding spheres + oriented
   boxes) on the boxes inflated by how far each may move within the step.
-- Vehicle-static: the static objects' bounding circles are binned once into a grid
+- Vehicle-static: the static objects' axis-aligned bounding boxes are binned once into a grid
   (``StaticGrid``, a CSR list per cell: a building spans many cells); a query circle visits the
-  cells its bounding square covers.
+  cells its bounding square covers and keeps the boxes its square overlaps (boxes, not circles:
+  a 76 m building's bounding circle would reach over the street beside it).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,9 +20,9 @@ from vehicle_sim.core.traffic.collisions import overlapping_pairs
 
 @dataclass(frozen=True)
 class StaticGrid:
-    """Static bounding circles (x, y, r [m]) binned in square cells of ``cell_m``."""
+    """Static bounding boxes (xmin, ymin, xmax, ymax [m]) binned in square cells of ``cell_m``."""
 
-    circles: np.ndarray  # (m, 3)
+    boxes: np.ndarray  # (m, 4)
     origin_m: np.ndarray  # (2,) lower-left corner
     cell_m: float
     shape: tuple[int, int]  # (nx, ny)
@@ -30,28 +30,27 @@ class StaticGrid:
     items: np.ndarray  # static indices
 
 
-def build_static_grid(circles: np.ndarray, cell_m: float = 20.0) -> StaticGrid:
-    """Bin circles (m, 3) into a grid; every cell a circle's bounding square touches lists it."""
-    circles = np.asarray(circles, dtype=float).reshape(-1, 3)
-    if len(circles) == 0:
-        return StaticGrid(circles, np.zeros(2), cell_m, (1, 1), np.zeros(2, np.int64),
+def build_static_grid(boxes: np.ndarray, cell_m: float = 20.0) -> StaticGrid:
+    """Bin boxes (m, 4) into a grid; every cell a box touches lists it."""
+    boxes = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    if len(boxes) == 0:
+        return StaticGrid(boxes, np.zeros(2), cell_m, (1, 1), np.zeros(2, np.int64),
                           np.zeros(0, np.int64))
-    lo = (circles[:, :2] - circles[:, 2:3]).min(axis=0)
-    hi = (circles[:, :2] + circles[:, 2:3]).max(axis=0)
+    lo, hi = boxes[:, :2].min(axis=0), boxes[:, 2:].max(axis=0)
     nx, ny = (int((hi - lo)[k] // cell_m) + 1 for k in (0, 1))
     buckets: list[list[int]] = [[] for _ in range(nx * ny)]
-    for i, (x, y, r) in enumerate(circles):
-        for gy in range(int((y - r - lo[1]) // cell_m), int((y + r - lo[1]) // cell_m) + 1):
-            for gx in range(int((x - r - lo[0]) // cell_m), int((x + r - lo[0]) // cell_m) + 1):
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
+        for gy in range(int((y0 - lo[1]) // cell_m), int((y1 - lo[1]) // cell_m) + 1):
+            for gx in range(int((x0 - lo[0]) // cell_m), int((x1 - lo[0]) // cell_m) + 1):
                 buckets[gy * nx + gx].append(i)
     starts = np.zeros(nx * ny + 1, np.int64)
     starts[1:] = np.cumsum([len(b) for b in buckets])
     items = np.array([i for b in buckets for i in b], dtype=np.int64)
-    return StaticGrid(circles, lo, float(cell_m), (nx, ny), starts, items)
+    return StaticGrid(boxes, lo, float(cell_m), (nx, ny), starts, items)
 
 
 @njit(cache=True)
-def _static_hits(qx, qy, qr, circles, x0, y0, cell, nx, ny, starts, items):
+def _static_hits(qx, qy, qr, boxes, x0, y0, cell, nx, ny, starts, items):
     out = []
     for q in range(qx.shape[0]):
         gx0 = max(int((qx[q] - qr[q] - x0) // cell), 0)
@@ -63,8 +62,8 @@ def _static_hits(qx, qy, qr, circles, x0, y0, cell, nx, ny, starts, items):
                 c = gy * nx + gx
                 for k in range(starts[c], starts[c + 1]):
                     s = items[k]
-                    if math.hypot(circles[s, 0] - qx[q], circles[s, 1] - qy[q]) <= \
-                            circles[s, 2] + qr[q]:
+                    if boxes[s, 0] <= qx[q] + qr[q] and qx[q] - qr[q] <= boxes[s, 2] and \
+                            boxes[s, 1] <= qy[q] + qr[q] and qy[q] - qr[q] <= boxes[s, 3]:
                         out.append((q, s))
     res = np.empty((len(out), 2), np.int64)
     for k in range(len(out)):
@@ -74,10 +73,11 @@ def _static_hits(qx, qy, qr, circles, x0, y0, cell, nx, ny, starts, items):
 
 def static_candidates(grid: StaticGrid, x: np.ndarray, y: np.ndarray, r: np.ndarray
                       ) -> np.ndarray:
-    """(k, 2) unique (query index, static index) pairs whose circles overlap."""
+    """(k, 2) unique (query index, static index) pairs: the query circle's bounding square
+    overlaps the static's box."""
     if len(grid.items) == 0 or len(x) == 0:
         return np.zeros((0, 2), np.int64)
-    pairs = _static_hits(x, y, r, grid.circles, grid.origin_m[0], grid.origin_m[1], grid.cell_m,
+    pairs = _static_hits(x, y, r, grid.boxes, grid.origin_m[0], grid.origin_m[1], grid.cell_m,
                          grid.shape[0], grid.shape[1], grid.starts, grid.items)
     return np.unique(pairs, axis=0) if len(pairs) > 1 else pairs
 

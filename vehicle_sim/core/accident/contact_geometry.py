@@ -38,14 +38,14 @@ WALL_THICKNESS_M = 0.5
 
 @dataclass(frozen=True)
 class StaticShape:
-    """A static object as the crash world sees it: bounding circle (x_m, y_m, radius_m) for the
-    broad phase, name and kind for the reports."""
+    """A static object as the crash world sees it: centre (x_m, y_m) and axis-aligned bounding
+    box (xmin, ymin, xmax, ymax) [m] for the broad phase, name and kind for the reports."""
 
     name: str
     kind: str
     x_m: float
     y_m: float
-    radius_m: float
+    box_m: tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -103,19 +103,20 @@ class ContactGeometry:
             verts = [[x - centre[0], y - centre[1], z] for x, y in hull for z in (0.0, hs)]
             shape = pb.createCollisionShape(pb.GEOM_MESH, vertices=verts, physicsClientId=cid)
             pos = [centre[0], centre[1], 0.0]
-            radius = float(np.hypot(*(hull - centre).T).max())
+            box = (*hull.min(axis=0), *hull.max(axis=0))
             self._hulls.append(hull)
         else:
             shape = pb.createCollisionShape(pb.GEOM_CYLINDER, radius=s.radius_m, height=hs,
                                             physicsClientId=cid)
-            pos, radius = [s.x_m, s.y_m, 0.5 * hs], float(s.radius_m)
+            pos, r = [s.x_m, s.y_m, 0.5 * hs], float(s.radius_m)
             centre = (s.x_m, s.y_m)
+            box = (s.x_m - r, s.y_m - r, s.x_m + r, s.y_m + r)
             self._hulls.append(None)
         body = pb.createMultiBody(baseMass=0, baseCollisionShapeIndex=shape, basePosition=pos,
                                   physicsClientId=cid)
         self._static_ids.append(body)
         self.statics.append(StaticShape(s.id, s.kind, float(centre[0]), float(centre[1]),
-                                        radius))
+                                        tuple(float(v) for v in box)))
 
     def _box(self, length_m: float, width_m: float, slot: int) -> int:
         """The slot-th pooled body of this box size (created on first use)."""

@@ -45,8 +45,8 @@ class CrashWorld:
     def __init__(self, statics=(), params: CrashParams | None = None):
         self.params = params = params or CrashParams()
         self.geometry = ContactGeometry(statics, params.vehicle_height_m, params.static_height_m)
-        circles = np.array([(s.x_m, s.y_m, s.radius_m) for s in self.geometry.statics])
-        self._grid = broad_phase.build_static_grid(circles)
+        self._grid = broad_phase.build_static_grid(
+            np.array([s.box_m for s in self.geometry.statics]))
         self.crashed: set[int] = set()
         self._springs: dict[tuple[int, int, int], np.ndarray] = {}  # pair -> tangential stretch
         self.last_touch_ns: dict[tuple[int, int, int], int] = {}  # episodes (release_s)

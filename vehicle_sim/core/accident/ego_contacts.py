@@ -23,6 +23,7 @@ from vehicle_sim.core.accident import crash_model as cm
 from vehicle_sim.core.accident.contact_geometry import ContactGeometry
 from vehicle_sim.core.accident.crash_bodies import NO_STATIC, ContactReport
 from vehicle_sim.core.accident.crash_params import CrashParams, crash_class_index
+from vehicle_sim.core.vehicle.full14.state_layout import X_R, X_VX, X_VY, X_X, X_Y, X_YAW, X_Z
 
 EGO_ID = -2  # a_id of the ego in the ContactReports (agent ids are >= 0)
 
@@ -83,8 +84,8 @@ class EgoContacts:
         self.params = params = params or CrashParams()
         self.ego = ego
         self.geometry = ContactGeometry(statics, params.vehicle_height_m, params.static_height_m)
-        circles = np.array([(s.x_m, s.y_m, s.radius_m) for s in self.geometry.statics])
-        self._grid = broad_phase.build_static_grid(circles)
+        self._grid = broad_phase.build_static_grid(
+            np.array([s.box_m for s in self.geometry.statics]))
         self._max_extra_ns = round(max_extrapolation_s * 1e9)
         self._springs: dict[tuple[int, int], np.ndarray] = {}  # (agent id, static) -> stretch
         self._last_touch_ns: dict[tuple[int, int], int] = {}  # episodes (CrashParams.release_s)
@@ -105,12 +106,20 @@ class EgoContacts:
         forces over one step), and returned as the constant force and moment that give the same
         change of momentum: the model's explicit step then cannot overshoot the stiff contact
         (a force sampled once per 1 ms step would, K = 81.7 R_o is ~3e8 N/m at a front)."""
-        x, y, z = (float(v) for v in snapshot.position_m)
-        yaw = float(snapshot.rpy_rad[2])
+        return self.wrench_at(t_ns, tuple(snapshot.position_m), float(snapshot.rpy_rad[2]),
+                              (float(snapshot.velocity_mps[0]), float(snapshot.velocity_mps[1]),
+                               float(snapshot.angular_velocity_radps[2])), dt_s, agents)
+
+    def wrench_at(self, t_ns: int, position_m, yaw_rad: float, body_velocity, dt_s: float,
+                  agents: AgentArrays | None = None) -> EgoWrench:
+        """``wrench`` from the CG position (x, y, z) [m] (odom), yaw [rad] and the base_link
+        velocity (u, v [m/s], yaw rate [rad/s]) (a model's state, no snapshot needed)."""
+        x, y, z = (float(q) for q in position_m)
+        yaw = float(yaw_rad)
         c, s = math.cos(yaw), math.sin(yaw)
-        u, v = float(snapshot.velocity_mps[0]), float(snapshot.velocity_mps[1])
+        u, v, r = (float(q) for q in body_velocity)
         pos = np.array([x, y, yaw])
-        vel = np.array([c * u - s * v, s * u + c * v, float(snapshot.angular_velocity_radps[2])])
+        vel = np.array([c * u - s * v, s * u + c * v, r])
         near = self._near(t_ns, self._body(pos, vel), dt_s, agents)
         release = round(self.params.release_s * 1e9)
         self._last_touch_ns = {k: t for k, t in self._last_touch_ns.items()
@@ -149,8 +158,7 @@ class EgoContacts:
             pos += vel * h
         self._springs = {k: v for k, v in self._springs.items() if k in touching}
         self._last_touch_ns.update({k: t_ns for k in last})
-        dv = vel - np.array([c * u - s * v, s * u + c * v,
-                             float(snapshot.angular_velocity_radps[2])])
+        dv = vel - np.array([c * u - s * v, s * u + c * v, r])
         force = self.ego.mass_kg * dv[:2] / dt_s
         moment = self.ego.yaw_inertia_kgm2 * dv[2] / dt_s
         contacts = [self._report(k, *last[k], (float(np.hypot(*impulse[k])), impact[k]),
@@ -257,3 +265,19 @@ def _moved(b: detect.Body, dt_s: float) -> detect.Body:
     return detect.Body(b.name, b.x_m + b.vx_mps * dt_s, b.y_m + b.vy_mps * dt_s,
                        b.yaw_rad + b.yaw_rate_radps * dt_s, b.length_m, b.width_m, b.vx_mps,
                        b.vy_mps, b.yaw_rate_radps)
+
+
+def planar_motion(model) -> tuple[tuple[float, float, float], float, tuple[float, float, float]]:
+    """((x, y, z) [m] odom, yaw [rad], (u, v [m/s], yaw rate [rad/s]) base_link) of the CG from
+    the model's state (a snapshot costs ~0.1-0.4 ms, too much at 1 kHz). The kinematic model:
+    the CG speed taken along the body x (its slip angle beta is small) and its yaw rate from the
+    snapshot only when moving."""
+    x = model.state
+    if model.name == "single_track":
+        return (x[0], x[1], 0.0), x[2], (x[3], x[4], x[5])
+    if model.name == "full14":
+        c, s = math.cos(x[X_YAW]), math.sin(x[X_YAW])
+        return ((x[X_X], x[X_Y], x[X_Z]), x[X_YAW],
+                (c * x[X_VX] + s * x[X_VY], -s * x[X_VX] + c * x[X_VY], x[X_R]))
+    r = float(model.snapshot().angular_velocity_radps[2]) if x[3] != 0.0 else 0.0
+    return (x[0], x[1], 0.0), x[2], (x[3], 0.0, r)
