@@ -143,6 +143,14 @@ def test_car_into_a_static_object_stops_there_and_never_passes(obstacle, face_m,
     assert np.hypot(*b.vel[0, :2]) < 0.1  # stopped
     assert b.pose[0, 0] + 0.5 * L > face_m - 1.0  # at the obstacle, not bounced far away
     assert first[0].impulse_ns > 0.5 * M * speed * 0.5
+    # at rest at it: at most one narrow-phase query per step (touching and at rest: none; a gap:
+    # one distance query, then the step is jumped over), no new contact
+    calls = []
+    orig = world.geometry.vehicle_static
+    world.geometry.vehicle_static = lambda *a, **k: calls.append(a) or orig(*a, **k)
+    for out in advance(world, b, 50, dt=1e-2, t0_ns=4_000_000_000):
+        assert not [c for c in out.contacts if c.first]
+    assert len(calls) <= 50
 
 
 def test_only_pairs_in_contact_get_the_sub_model():

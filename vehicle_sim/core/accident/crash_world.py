@@ -84,6 +84,7 @@ class CrashWorld:
         release = round(self.params.release_s * 1e9)
         self.last_touch_ns = {k: t for k, t in self.last_touch_ns.items() if t_ns - t < release}
         vv, vs = self.candidates(bodies, dt_s)
+        vv, vs = self._drop_resting(bodies, vv, vs, t_ns)
         sub = Substepper(self, bodies, vv, vs)
         sub.run(dt_s)
         rows = sorted(set(sub.touched_rows) | {i for i in range(len(bodies.ids))
@@ -104,6 +105,28 @@ class CrashWorld:
         self.last_touch_ns.update({sub.keys[n]: int(t_ns) for n, g in enumerate(sub.last)
                                    if g is not None})
         return CrashStep(ids=bodies.ids[rows].astype(np.int64), states=states, contacts=contacts)
+
+    def _drop_resting(self, b: BodyArrays, vv: np.ndarray, vs: np.ndarray, t_ns: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs still in contact whose bodies are all at rest leave the sub-steps: nothing moves,
+        the deformation stays as it is (the plastic set); their episode stays open."""
+        stop = self.params.stop_speed_mps
+        still = (np.hypot(b.vel[:, 0], b.vel[:, 1]) +
+                 np.abs(b.vel[:, 2]) * 0.5 * np.hypot(b.size[:, 0], b.size[:, 1])) < stop
+        ids = b.ids
+
+        def keep(i, j, static):
+            key = (int(ids[i]), -1 if static >= 0 else int(ids[j]), static)
+            if key in self._springs and still[i] and (static >= 0 or still[j]):
+                self.last_touch_ns[key] = int(t_ns)
+                return False
+            return True
+
+        if len(vv):
+            vv = vv[[keep(i, j, -1) for i, j in vv]].reshape(-1, 2)
+        if len(vs):
+            vs = vs[[keep(i, 0, int(k)) for i, k in vs]].reshape(-1, 2)
+        return vv, vs
 
     def _slide(self, b: BodyArrays, rows: np.ndarray, pose: np.ndarray, vel: np.ndarray,
                h: float) -> None:
