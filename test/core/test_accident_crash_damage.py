@@ -40,3 +40,16 @@ def test_levels_follow_the_velocity_change_and_reset_clears():
 def test_bad_damage_input_is_refused(part, impulse):
     with pytest.raises(ValueError, match="damage"):
         dmg.DamageState(1000.0).add(part, impulse)
+
+
+def test_an_unknown_crash_class_in_a_vehicle_file_is_one_clear_error(tmp_path):
+    from pathlib import Path
+
+    from vehicle_sim.core.vehicle.params import load_vehicle
+    src = Path(__file__).resolve().parents[2] / "config" / "vehicles" / "medium_car.yaml"
+    bad = tmp_path / "tank.yaml"
+    bad.write_text(src.read_text().replace("crash_class: medium", "crash_class: tank"))
+    with pytest.raises(ValueError) as err:
+        load_vehicle(bad)
+    assert "crash_class" in str(err.value) and "tank" in str(err.value)
+    assert "\n" not in str(err.value).strip()

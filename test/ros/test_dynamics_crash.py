@@ -60,3 +60,7 @@ def test_driven_into_the_barrier_the_ego_stops_there_and_reports_damage(ros_node
     assert list(damage[-1].impulse) == [0.0] * 6
     for s in subs:
         ros_node.destroy_subscription(s)
+
+
+def test_a_missing_map_file_refuses_to_start(assert_refuses):
+    assert_refuses("dynamics_node", {"map_file": "maps/no_such_map.yaml"}, "no_such_map")
