@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pybullet as pb
+from numba import njit
 
 from vehicle_sim.core.accident import detect
 
@@ -160,7 +161,7 @@ class ContactGeometry:
         g = self._closest(self._posed(a, 0), self._posed(b, 1), reach_m)
         if g is None or g.distance_m > 0.0:
             return g
-        centre = detect.overlap_centre(a, b)
+        centre = overlap_centre(detect.corners(a), detect.corners(b))
         if centre is not None:
             g = ContactGeom(point_m=np.asarray(centre, dtype=float), normal=g.normal,
                             distance_m=g.distance_m)
@@ -175,7 +176,7 @@ class ContactGeometry:
         hull = self._hulls[static_index]
         if g is None or g.distance_m > 0.0 or hull is None:
             return g
-        centre = detect.polygon_overlap_centre(detect.corners(a), hull)
+        centre = overlap_centre(detect.corners(a), hull)
         if centre is None:
             return g
         return ContactGeom(point_m=np.asarray(centre, dtype=float), normal=g.normal,
@@ -215,3 +216,52 @@ def segment_box(points: np.ndarray) -> np.ndarray:
     along = (q - p) / max(float(d[i, j]), 1e-9)
     side = 0.5 * WALL_THICKNESS_M * np.array([-along[1], along[0]])
     return np.array([p - side, q - side, q + side, p + side])
+
+
+@njit(cache=True)
+def _clip_centroid(subject, clip):
+    """(overlaps, cx, cy): area centroid of convex ``subject`` clipped by the convex CCW ``clip``
+    (Sutherland-Hodgman as detect.polygon_overlap_centre, jitted: it runs every sub-step)."""
+    n, m = subject.shape[0], clip.shape[0]
+    buf = np.empty((n + m + 1, 2))
+    out = np.empty((n + m + 1, 2))
+    buf[:n] = subject
+    cnt = n
+    for i in range(m):
+        px, py = clip[i, 0], clip[i, 1]
+        ex, ey = clip[(i + 1) % m, 0] - px, clip[(i + 1) % m, 1] - py
+        k = 0
+        for a in range(cnt):
+            b = (a + 1) % cnt
+            sa = ex * (buf[a, 1] - py) - ey * (buf[a, 0] - px)
+            sb = ex * (buf[b, 1] - py) - ey * (buf[b, 0] - px)
+            if sa >= 0.0:
+                out[k] = buf[a]
+                k += 1
+            if (sa >= 0.0) != (sb >= 0.0):
+                t = sa / (sa - sb)
+                out[k, 0] = buf[a, 0] + t * (buf[b, 0] - buf[a, 0])
+                out[k, 1] = buf[a, 1] + t * (buf[b, 1] - buf[a, 1])
+                k += 1
+        cnt = k
+        if cnt == 0:
+            return False, 0.0, 0.0
+        buf[:cnt] = out[:cnt]
+    area2 = cx = cy = 0.0
+    for a in range(cnt):
+        b = (a + 1) % cnt
+        cross = buf[a, 0] * buf[b, 1] - buf[b, 0] * buf[a, 1]
+        area2 += cross
+        cx += (buf[a, 0] + buf[b, 0]) * cross
+        cy += (buf[a, 1] + buf[b, 1]) * cross
+    if abs(area2) < 2e-9:  # touching along an edge or at a point: the middle of the vertices
+        return True, buf[:cnt, 0].mean(), buf[:cnt, 1].mean()
+    return True, cx / (3.0 * area2), cy / (3.0 * area2)
+
+
+def overlap_centre(subject: np.ndarray, convex_ccw: np.ndarray) -> np.ndarray | None:
+    """Area centroid [m] of the overlap of two convex polygons (the second counter-clockwise),
+    None when they do not overlap."""
+    ok, cx, cy = _clip_centroid(np.ascontiguousarray(subject, dtype=np.float64),
+                                np.ascontiguousarray(convex_ccw, dtype=np.float64))
+    return np.array([cx, cy]) if ok else None
