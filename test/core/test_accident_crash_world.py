@@ -198,7 +198,19 @@ def test_jitted_overlap_centre_matches_detect():
         a = detect.Body("a", *rng.uniform(-2, 2, 2), rng.uniform(-3, 3), 4.3, 1.7)
         b = detect.Body("b", *rng.uniform(-2, 2, 2), rng.uniform(-3, 3), 4.5, 1.9)
         ref = detect.overlap_centre(a, b)
-        got = overlap_centre(detect.corners(a), detect.corners(b))
+        got = overlap_centre(detect.corners(a), detect.corners(b))  # random: never just touching
         assert (ref is None) == (got is None)
         if ref is not None:
             assert np.allclose(ref, got, atol=1e-9)
+
+
+def test_offset_head_on_is_point_symmetric():
+    # two equal cars, offset 0.6 m, at 20 Hz steps: the configuration is symmetric under a half
+    # turn, so both must end with the same yaw rate (both clockwise: each is hit on its right)
+    world = CrashWorld()
+    b = bodies([(-2.6, 0.3, 0.0, 10.0, 0.0), (2.6, -0.3, math.pi, 10.0, 0.0)])
+    out = world.step(0, 0.05, b)
+    assert len(out.contacts) == 1
+    r = out.states[:, 5]
+    assert r[0] < -0.1 and r[1] == pytest.approx(r[0], rel=0.05)
+    assert np.allclose(out.states[0, 3:5], -out.states[1, 3:5], atol=1e-6)

@@ -35,6 +35,7 @@ from vehicle_sim.core.accident import detect
 # A footprint that is a line (two points, or collinear ones) is a wall this thick [m], centred on
 # the line (a choice: a concrete safety barrier is ~0.6 m wide at its base, 0.2 m at the top).
 WALL_THICKNESS_M = 0.5
+TOUCH_GROW_M = 0.005  # pybullet reports touching within its margin; see _touch_centre
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ class ContactGeometry:
         g = self._closest(self._posed(a, 0), self._posed(b, 1), reach_m)
         if g is None or g.distance_m > 0.0:
             return g
-        centre = overlap_centre(detect.corners(a), detect.corners(b))
+        centre = _touch_centre(a, detect.corners(b))
         if centre is not None:
             g = ContactGeom(point_m=np.asarray(centre, dtype=float), normal=g.normal,
                             distance_m=g.distance_m)
@@ -176,7 +177,7 @@ class ContactGeometry:
         hull = self._hulls[static_index]
         if g is None or g.distance_m > 0.0 or hull is None:
             return g
-        centre = overlap_centre(detect.corners(a), hull)
+        centre = _touch_centre(a, hull)
         if centre is None:
             return g
         return ContactGeom(point_m=np.asarray(centre, dtype=float), normal=g.normal,
@@ -220,7 +221,8 @@ def segment_box(points: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def _clip_centroid(subject, clip):
-    """(overlaps, cx, cy): area centroid of convex ``subject`` clipped by the convex CCW ``clip``
+    """(overlaps, cx, cy): area centroid of convex ``subject`` clipped by the convex CCW ``clip``;
+    an overlap without area counts as none
     (Sutherland-Hodgman as detect.polygon_overlap_centre, jitted: it runs every sub-step)."""
     n, m = subject.shape[0], clip.shape[0]
     buf = np.empty((n + m + 1, 2))
@@ -254,14 +256,26 @@ def _clip_centroid(subject, clip):
         area2 += cross
         cx += (buf[a, 0] + buf[b, 0]) * cross
         cy += (buf[a, 1] + buf[b, 1]) * cross
-    if abs(area2) < 2e-9:  # touching along an edge or at a point: the middle of the vertices
-        return True, buf[:cnt, 0].mean(), buf[:cnt, 1].mean()
+    if abs(area2) < 2e-9:  # touching along an edge or at a point: no area (clipping a
+        return False, 0.0, 0.0  # degenerate overlap is unreliable; see _touch_centre)
     return True, cx / (3.0 * area2), cy / (3.0 * area2)
+
+
+def _touch_centre(a: detect.Body, other_ccw: np.ndarray) -> np.ndarray | None:
+    """Middle of the overlap of box ``a`` with the other polygon; when they only touch (no area,
+    or pybullet reports a touch within its tolerance) the box grown by TOUCH_GROW_M gives the
+    middle of the shared edge (else pybullet's witness point, possibly a corner, is taken)."""
+    centre = overlap_centre(detect.corners(a), other_ccw)
+    if centre is None:
+        grown = detect.Body(a.name, a.x_m, a.y_m, a.yaw_rad, a.length_m + 2 * TOUCH_GROW_M,
+                            a.width_m + 2 * TOUCH_GROW_M)
+        centre = overlap_centre(detect.corners(grown), other_ccw)
+    return centre
 
 
 def overlap_centre(subject: np.ndarray, convex_ccw: np.ndarray) -> np.ndarray | None:
     """Area centroid [m] of the overlap of two convex polygons (the second counter-clockwise),
-    None when they do not overlap."""
+    None when they do not overlap with an area."""
     ok, cx, cy = _clip_centroid(np.ascontiguousarray(subject, dtype=np.float64),
                                 np.ascontiguousarray(convex_ccw, dtype=np.float64))
     return np.array([cx, cy]) if ok else None
