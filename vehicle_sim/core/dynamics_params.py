@@ -45,6 +45,13 @@ class DynamicsParams:
                                   "then start anyway with a warning")
     start_settle_s: float = spec(1.0, unit="s", ge=0.0, doc="wall time after they are up, for "
                                  "DDS discovery to match their subscriptions")
+    map_file: str = spec("maps/urban_grid.yaml",
+                         doc="map whose static objects the ego can crash into (issue 11; trees, "
+                             "poles, barriers, buildings), relative to the config dir; '' = no "
+                             "crash contacts (neither statics nor traffic agents)")
+    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=60.0,
+                                  doc="a traffic shard silent this long (sim time): its agents "
+                                      "are no longer obstacles for the ego's crash contacts")
     odom_frame: str = spec("odom", doc="REP-105 odometry frame")
     base_frame: str = spec("base_link", doc="REP-105 body frame (at the CG)")
     initial: InitialPose = InitialPose()

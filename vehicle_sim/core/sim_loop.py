@@ -50,6 +50,11 @@ class Hooks:
     faults_changed: Callable[[int, list[FaultChange]], None] = lambda t_ns, changes: None
     # the physics diverged (t_ns, why): the loop has stopped stepping for good
     diverged: Callable[[int, str], None] = lambda t_ns, why: None
+    # before each physics step (k, t_ns), inside the step's compute time: e.g. the crash wrench
+    # of the ego (set_external_wrench), held over the step
+    before_step: Callable[[int, int], None] = lambda k, t_ns: None
+    # after a reset was applied (t_ns): e.g. crash contacts and damage cleared
+    reset_done: Callable[[int], None] = lambda t_ns: None
 
 
 class SimLoop:
@@ -141,7 +146,7 @@ class SimLoop:
             if self.params.mode == "realtime" and not self.paused:
                 self.lateness.add(self._pacer.wait())
             try:  # a non-finite state, or (after_step, publishing) a non-finite output
-                self.step()
+                self.step(hooks)
                 hooks.after_step(self.k, self.t_ns)
             except NonFiniteState as exc:  # publish nothing absurd: stop and say why
                 self.diverged = str(exc)
@@ -159,12 +164,14 @@ class SimLoop:
         if self.barrier is not None:
             self.barrier.release()
 
-    def step(self) -> None:
-        """One physics step with the current (or watchdog) command."""
+    def step(self, hooks: Hooks | None = None) -> None:
+        """One physics step with the current (or watchdog) command (hooks: its before_step)."""
         self.command_timeout = self._watchdog.expired(self.t_ns)
         controls = self._watchdog.safe(self._command) if self.command_timeout else self._command
         controls = self._applied = self.faults.apply(controls)
         start = time.perf_counter()
+        if hooks is not None:
+            hooks.before_step(self.k, self.t_ns)
         self.model.step(controls, self.dt_ns * 1e-9)
         self.compute.add(time.perf_counter() - start)
         self.k += 1
@@ -201,6 +208,7 @@ class SimLoop:
             changes = self.faults.clear_all("vehicle reset")  # a reset car is a healthy car
             self.model.reset(*pose)
             self._pacer.reanchor()
+            hooks.reset_done(self.t_ns)
             if changes:
                 hooks.faults_changed(self.t_ns, changes)
 

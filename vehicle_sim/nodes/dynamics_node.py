@@ -28,6 +28,7 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
 from vehicle_sim.nodes.vehicle_faults import VehicleFaultLink
@@ -60,6 +61,10 @@ class DynamicsNode(Node):
                                     max_gear=forward_gears(self.vehicle, self.p.model))
         self.loop = SimLoop(self.model, self.p)
         self.faults = VehicleFaultLink(self, self.loop)  # faults/command for target "vehicle"
+        # the ego's crash forces inside its physics (issue 11); '' map_file = none
+        self.crash = (EgoCrashLink(self, self.model, self.vehicle, self.p.map_file,
+                                   self.p.dt_ns * 1e-9, self.p.agent_timeout_s)
+                      if self.p.map_file else None)
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})
         self.rejected = 0
@@ -87,6 +92,8 @@ class DynamicsNode(Node):
         hooks = Hooks(after_step=self._after_step, status=self._publish_status,
                       frame_stalled=self._on_stalled, faults_changed=self.faults.report,
                       diverged=self._on_diverged)
+        if self.crash is not None:
+            hooks.before_step, hooks.reset_done = self.crash.before_step, self.crash.reset_done
         self._thread = threading.Thread(target=self._run_loop, args=(hooks,), name="physics",
                                         daemon=True)
         self.get_logger().info(

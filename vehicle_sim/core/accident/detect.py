@@ -109,9 +109,15 @@ def _clip(poly: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def overlap_centre(a: Body, b: Body) -> np.ndarray | None:
     """Area centroid [m] of the intersection of the two boxes (None when they do not overlap)."""
-    poly, cb = corners(a), corners(b)
-    for i in range(4):
-        poly = _clip(poly, cb[i], cb[(i + 1) % 4])
+    return polygon_overlap_centre(corners(a), corners(b))
+
+
+def polygon_overlap_centre(poly: np.ndarray, convex_ccw: np.ndarray) -> np.ndarray | None:
+    """Area centroid [m] of the intersection of convex polygon ``poly`` with the convex,
+    counter-clockwise polygon ``convex_ccw`` ((k, 2) arrays; None when they do not overlap)."""
+    cb = np.asarray(convex_ccw, dtype=float)
+    for i in range(len(cb)):
+        poly = _clip(poly, cb[i], cb[(i + 1) % len(cb)])
         if len(poly) == 0:
             return None
     x, y = poly[:, 0], poly[:, 1]

@@ -11,6 +11,11 @@ No tyre slip: the rear axle moves on a circle of radius L / tan(delta), the CG o
 sqrt(b^2 + (L / tan(delta))^2). Longitudinal forces are the single-track model's
 (:func:`single_track.axle_long_forces`: constant-power drive, brakes saturating at mu Fz, rolling
 resistance, drag), so both models accelerate and stop alike. Valid at low lateral acceleration.
+
+External wrench (``set_external_wrench``, e.g. crash forces): only its component along the CG
+velocity direction (yaw + beta) acts, on dv/dt. The model has no lateral or yaw degree of
+freedom: the no-slip constraint carries the rest, as tyres below their limit would (a choice;
+use single_track or full14 when sideways crash motion matters).
 """
 from __future__ import annotations
 
@@ -20,10 +25,12 @@ import numpy as np
 from numba import njit
 
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
-from vehicle_sim.core.vehicle.params import P_A, P_B, P_FZF, P_FZR, P_MASS, P_MU
+from vehicle_sim.core.vehicle.params import (
+    P_A, P_B, P_EXT_FX, P_EXT_FY, P_FZF, P_FZR, P_MASS, P_MU)
 from vehicle_sim.core.vehicle.planar import PlanarModel
 from vehicle_sim.core.vehicle.single_track import (
-    U_GEAR, axle_long_forces, brake_demands, brake_locked, settle_speed, steer_angle, wheel_outputs)
+    U_GEAR, axle_long_forces, brake_demands, brake_locked, set_planar_external_wrench,
+    settle_speed, steer_angle, wheel_outputs)
 
 K_X, K_Y, K_YAW, K_V = range(4)
 N_STATE = 4
@@ -41,7 +48,8 @@ def kinematic_f(x, u, p):
     dx[K_X] = v * math.cos(yaw + beta)
     dx[K_Y] = v * math.sin(yaw + beta)
     dx[K_YAW] = v * math.cos(beta) * math.tan(delta) / wheelbase
-    dx[K_V] = (fxf + fxr + fres) / p[P_MASS]
+    along = math.cos(yaw + beta) * p[P_EXT_FX] + math.sin(yaw + beta) * p[P_EXT_FY]
+    dx[K_V] = (fxf + fxr + fres + along) / p[P_MASS]
     return dx
 
 
@@ -60,6 +68,7 @@ class KinematicModel(PlanarModel):
 
     name = "kinematic"
     dynamics = (kinematic_f, kinematic_after_step)
+    set_external_wrench = set_planar_external_wrench
 
     def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
         return np.array([x_m, y_m, yaw_rad, speed_mps], dtype=float)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vehicle_sim.core.accident.crash_params import CRASH_CLASSES
 from vehicle_sim.core.config import load, spec
 from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.full14.params import (
@@ -152,6 +153,9 @@ class VehicleParams:
     steering: SteeringParams = spec()
     aero: AeroParams = spec()
     low_speed: LowSpeedParams = spec(LowSpeedParams())
+    crash_class: str = spec("medium", choices=CRASH_CLASSES,
+                            doc="crash-model class of paper 004 Figure 12 (damping R_o per "
+                                "impact part, K = 81.7 R_o; core/accident/crash_params.py)")
     # Groups of the 14-DOF model (full14/params.py); None = not given (planar models only).
     body: BodyParams = spec(None)
     suspension: SuspensionParams = spec(None)
@@ -212,7 +216,10 @@ def load_vehicle(path: str | Path) -> VehicleParams:
 P_MASS, P_IZ, P_A, P_B, P_MU, P_CAF, P_CAR, P_RW, P_TRAIL, P_CRR = range(10)
 P_FMAX, P_PMAX, P_DRIVE_FRONT, P_VREV, P_BRAKE_FMAX, P_BRAKE_FRONT = range(10, 16)
 P_STEER_MAX, P_DRAG, P_V_LO, P_V_HI, P_TAU, P_G, P_FZF, P_FZR = range(16, 24)
-N_PARAMS = 24
+# External wrench (set_external_wrench, e.g. crash forces): force [N] in odom, moment [N m] about
+# the CG; 0 after pack().
+P_EXT_FX, P_EXT_FY, P_EXT_MZ = range(24, 27)
+N_PARAMS = 27
 
 
 def pack(params: VehicleParams) -> np.ndarray:

@@ -21,6 +21,11 @@ transfer). Below a planar speed of ``P_V_LO`` the model is the kinematic bicycle
 relax to u b tan(delta) / L and u tan(delta) / L, v at most at mu g), linearly blended up to
 ``P_V_HI`` (eqs. 4-5 are singular at u = 0; there |u| is floored at ``P_V_LO``).
 
+External wrench (``set_external_wrench``: crash forces, paper 004 sec. 7): the odom force,
+rotated into base_link at the current yaw, and the moment about the CG are added to
+m du/dt, m dv/dt and Iz dr/dt in both regimes (below ``P_V_LO`` the kinematic relaxation of v and
+r then acts like the tyres resisting a sideways push).
+
 Snapshot outputs: engine_rpm is 0 (the constant-power gearbox has no engine speed); gear is the
 commanded one; the aligning moment is -t Fyf with the brush-model trail; wheel spin is u / R
 (no wheel DOF) except brake-locked axles (0).
@@ -35,8 +40,8 @@ from numba import njit
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import (
     P_A, P_B, P_BRAKE_FMAX, P_BRAKE_FRONT, P_CAF, P_CAR, P_CRR, P_DRAG, P_DRIVE_FRONT, P_FMAX,
-    P_FZF, P_FZR, P_G, P_IZ, P_MASS, P_MU, P_PMAX, P_STEER_MAX, P_TAU, P_TRAIL, P_V_HI, P_V_LO,
-    P_VREV)
+    P_EXT_FX, P_EXT_FY, P_EXT_MZ, P_FZF, P_FZR, P_G, P_IZ, P_MASS, P_MU, P_PMAX, P_STEER_MAX,
+    P_TAU, P_TRAIL, P_V_HI, P_V_LO, P_VREV)
 from vehicle_sim.core.vehicle.planar import (  # noqa: F401 (re-exported for kinematic, full14)
     N_INPUT, U_BRAKE, U_CLUTCH, U_GEAR, U_HANDBRAKE, U_STEER, U_THROTTLE, PlanarModel,
     controls_array, stepper)
@@ -183,6 +188,10 @@ def single_track_f(x, u, p):
         mu_g = p[P_MU] * p[P_G]  # the tyres cannot pull v back faster than mu g
         dv += (1.0 - w) * (du_k * b * k + _clip((vx * b * k - vy) / p[P_TAU], -mu_g, mu_g))
         dr += (1.0 - w) * (du_k * k + (vx * k - r) / p[P_TAU])
+    c, s = math.cos(yaw), math.sin(yaw)  # external wrench (odom force, moment about the CG)
+    du += (c * p[P_EXT_FX] + s * p[P_EXT_FY]) / m
+    dv += (-s * p[P_EXT_FX] + c * p[P_EXT_FY]) / m
+    dr += p[P_EXT_MZ] / p[P_IZ]
     dx[S_U], dx[S_V], dx[S_R] = du, dv, dr
     return dx
 
@@ -250,6 +259,23 @@ def brake_locked(fx: float, demand: float, limit: float, speed: float) -> bool:
     return demand > 0.0 and speed != 0.0 and fx * speed < 0.0 and abs(fx) >= limit * (1 - 1e-9)
 
 
+def set_planar_external_wrench(model: PlanarModel, force_n=(0.0, 0.0, 0.0),
+                               point_m=None) -> None:
+    """``set_external_wrench`` of the planar models: a constant external force [N] (odom; z
+    ignored) at point [m] (odom; None = the CG), e.g. paper 004's crash spring-dampers, until the
+    next call (as full14's). The moment about the CG is taken at the current pose: call again
+    every step for a moving contact. No arguments clear it. Its effect: each model's module."""
+    force = np.asarray(force_n, dtype=float)
+    lever = np.zeros(3) if point_m is None else np.asarray(point_m, dtype=float) - \
+        np.array([model._x[0], model._x[1], 0.0])
+    if force.shape != (3,) or lever.shape != (3,):
+        raise ValueError("force_n and point_m must be 3-vectors")
+    if not (np.all(np.isfinite(force)) and np.all(np.isfinite(lever))):
+        raise ValueError(f"external wrench must be finite, got {force}, {point_m}")
+    model._p[P_EXT_FX], model._p[P_EXT_FY] = force[0], force[1]
+    model._p[P_EXT_MZ] = lever[0] * force[1] - lever[1] * force[0]
+
+
 class SingleTrackModel(PlanarModel):
     """Paper 004 single-track model as a :class:`~interface.VehicleModel` (reference point: CG).
 
@@ -258,6 +284,7 @@ class SingleTrackModel(PlanarModel):
 
     name = "single_track"
     dynamics = (single_track_f, single_track_after_step)
+    set_external_wrench = set_planar_external_wrench
 
     def initial_state(self, x_m, y_m, yaw_rad, speed_mps) -> np.ndarray:
         return np.array([x_m, y_m, yaw_rad, speed_mps, 0.0, 0.0], dtype=float)

@@ -1,0 +1,138 @@
+"""The ego's crash forces inside its integration (issue 11): EgoContacts' wrench applied through
+the real vehicle models' set_external_wrench at the 1 kHz physics step."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vehicle_sim.core.accident import detect
+from vehicle_sim.core.accident.crash_params import crash_class_index
+from vehicle_sim.core.accident.ego_contacts import (
+    AgentArrays,
+    EgoBody,
+    EgoContacts,
+    planar_motion,
+)
+from vehicle_sim.core.traffic.mapfile import StaticObject
+from vehicle_sim.core.vehicle.factory import make_model
+from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.params import load_vehicle
+
+VEHICLES = Path(__file__).resolve().parents[2] / "config" / "vehicles"
+CAR = load_vehicle(VEHICLES / "medium_car.yaml")
+DT = 1e-3
+WALL = StaticObject(id="wall", kind="barrier",
+                    footprint=((20.0, -5.0), (20.5, -5.0), (20.5, 5.0), (20.0, 5.0)))
+TREE = StaticObject(id="oak", kind="tree", x_m=20.4, y_m=0.0, radius_m=0.4)
+
+
+def drive(model, contacts, seconds, agents=None, controls=None):
+    """Run the model at 1 kHz with the crash wrench; returns (snapshots, contact reports)."""
+    snaps, reports = [], []
+    controls = controls or Controls()
+    for k in range(round(seconds / DT)):
+        snap = model.snapshot()
+        w = contacts.wrench(round(k * DT * 1e9), snap, DT, agents)
+        model.set_external_wrench(w.force_n, w.point_m)
+        model.step(controls, DT)
+        snaps.append(model.snapshot())
+        reports += w.contacts
+    return snaps, reports
+
+
+def front_x(snap):
+    return snap.position_m[0] + 0.5 * CAR.chassis.length_m * math.cos(snap.rpy_rad[2])
+
+
+@pytest.mark.parametrize("kind", ["single_track", "full14", "kinematic"])
+def test_ego_into_a_barrier_at_10_mps_stops_at_the_barrier(kind):
+    model = make_model(kind, CAR, "rk4")
+    model.reset(20.0 - 0.5 * CAR.chassis.length_m - 2.0, 0.0, 0.0, 10.0)
+    contacts = EgoContacts([WALL], EgoBody.from_vehicle(CAR))
+    snaps, reports = drive(model, contacts, 1.5)
+    assert max(front_x(s) for s in snaps) < 20.0 + 0.1  # a few cm of crush, never through
+    end = snaps[-1]
+    assert abs(end.velocity_mps[0]) < 0.3
+    assert front_x(end) > 20.0 - 0.5  # at the barrier, no large rebound
+    first = [r for r in reports if r.first]
+    assert len(first) == 1 and first[0].b_static == 0 and first[0].a_part == detect.PART_FRONT
+    impulse = sum(r.impulse_ns for r in reports)
+    assert impulse == pytest.approx(CAR.chassis.mass_kg * 10.0, rel=0.25)
+    impact = sum(r.impact_impulse_ns for r in reports)
+    assert impact == pytest.approx(CAR.chassis.mass_kg * 10.0, rel=0.25)
+
+
+def test_ego_at_15_mps_into_a_tree_never_ends_on_the_far_side():
+    model = make_model("single_track", CAR, "rk4")
+    model.reset(20.0 - 0.5 * CAR.chassis.length_m - 3.0, 0.0, 0.0, 15.0)
+    contacts = EgoContacts([TREE], EgoBody.from_vehicle(CAR))
+    snaps, reports = drive(model, contacts, 2.0, controls=Controls(throttle=0.3))
+    assert max(front_x(s) for s in snaps) < 20.0 + 0.1
+    assert max(s.position_m[0] for s in snaps) < 20.4  # the CG never passes the tree
+    # pushing on at rest adds contact impulse but no impact impulse (no damage)
+    assert sum(r.impulse_ns for r in reports) > 1.2 * sum(r.impact_impulse_ns for r in reports)
+    assert sum(r.impact_impulse_ns for r in reports) == pytest.approx(
+        CAR.chassis.mass_kg * 15.0, rel=0.25)
+
+
+def test_ego_into_a_standing_agent_is_pushed_back_and_the_agent_side_is_hit():
+    model = make_model("single_track", CAR, "rk4")
+    model.reset(0.0, -6.0, 0.5 * math.pi, 8.0)  # heading north towards the agent's right side
+    agents = AgentArrays(ids=np.array([7]), stamp_ns=np.array([0]),
+                         pose=np.array([[0.0, 0.0, 0.0]]), vel=np.zeros((1, 3)),
+                         size=np.array([[4.3, 1.7]]),
+                         crash_class=np.array([crash_class_index("medium")]))
+    contacts = EgoContacts([], EgoBody.from_vehicle(CAR))
+    snaps, reports = drive(model, contacts, 1.0, agents=agents)
+    assert reports and reports[0].b_id == 7
+    assert (reports[0].a_part, reports[0].b_part) == (detect.PART_FRONT, detect.PART_RIGHTSIDE)
+    # the agent is immovable for the ego: the ego stops at its side (0.85 m from its CG)
+    assert max(s.position_m[1] + 0.5 * CAR.chassis.length_m for s in snaps) < -0.85 + 0.1
+    assert abs(snaps[-1].velocity_mps[0]) < 0.2 * 8.0  # plastic: little rebound
+
+
+def test_a_barrier_drawn_as_a_line_is_a_wall():
+    line = StaticObject(id="line", kind="barrier", footprint=((-15.0, -15.0), (-15.0, 15.0)))
+    model = make_model("single_track", CAR, "rk4")
+    model.reset(-6.0, 1.0, math.pi, 10.0)
+    contacts = EgoContacts([line], EgoBody.from_vehicle(CAR))
+    snaps, reports = drive(model, contacts, 1.5)
+    fronts = [s.position_m[0] - 0.5 * CAR.chassis.length_m for s in snaps]
+    assert min(fronts) > -15.0 + 0.25 - 0.1 and reports
+
+
+def test_nothing_near_gives_no_force_and_no_contact():
+    contacts = EgoContacts([WALL, TREE], EgoBody.from_vehicle(CAR))
+    model = make_model("single_track", CAR, "rk4")
+    model.reset(-100.0, 0.0, 0.0, 10.0)
+    w = contacts.wrench(0, model.snapshot(), DT, AgentArrays.empty())
+    assert not w.contacts and not np.any(w.force_n)
+
+
+def test_planar_wrench_sign_and_moment():
+    model = make_model("single_track", CAR, "rk4")
+    model.reset(0.0, 0.0, 0.0, 10.0)
+    # a push to the left (+y) at the front bumper turns the car left and moves it left
+    model.set_external_wrench((0.0, 20000.0, 0.0), (2.0, 0.0, 0.0))
+    for _ in range(50):
+        model.step(Controls(gear=0), DT)
+    s = model.snapshot()
+    assert s.angular_velocity_radps[2] > 0.1 and s.position_m[1] > 0.01
+    with pytest.raises(ValueError, match="finite"):
+        model.set_external_wrench((math.nan, 0.0, 0.0))
+
+
+@pytest.mark.parametrize("kind", ["single_track", "full14"])
+def test_planar_motion_from_the_state_matches_the_snapshot(kind):
+    model = make_model(kind, CAR, "rk4")
+    model.reset(3.0, -2.0, 0.7, 12.0)
+    for _ in range(200):
+        model.step(Controls(steer_rad=0.1, throttle=0.3), DT)
+    position, yaw, velocity = planar_motion(model)
+    snap = model.snapshot()
+    assert np.allclose(position[:2], snap.position_m[:2]) and yaw == pytest.approx(snap.rpy_rad[2])
+    assert np.allclose(velocity, (snap.velocity_mps[0], snap.velocity_mps[1],
+                                  snap.angular_velocity_radps[2]), atol=0.02)
