@@ -15,6 +15,7 @@ from vehicle_sim.core.accident.detect import (
     AccidentDetector,
     Body,
     contact,
+    impact_part,
     overlap_centre,
 )
 
@@ -65,12 +66,16 @@ def test_rear_end_front_into_rear_with_closing_speed():
     assert c.impact_speed_mps == pytest.approx(5.0, abs=1e-6)
 
 
-def test_corner_to_corner_is_ambiguous():
+def test_a_corner_hit_takes_the_face_the_normal_leaves_through():
     a = car("a", 0.0, 0.0, 0.0, speed=5.0)
-    # b's rear-left corner region overlaps a's front-left corner region, diagonally
-    b = car("b", L - 0.3, W - 0.3, 0.0)
+    # b's rear-right corner overlaps a's front-left corner, 0.3 m deep along x, 0.5 m along y:
+    # equidistant from a's front and left faces, the least penetration is along x
+    b = car("b", L - 0.3, W - 0.5, 0.0)
     c = contact(a, b, T0, 0.1)
-    assert c.actor_part == PART_UNKNOWN or c.victim_part == PART_UNKNOWN
+    assert (c.actor_part, c.victim_part) == (PART_FRONT, PART_REAR)
+    corner = np.array([a.x_m + 0.5 * L - 0.1, a.y_m + 0.5 * W - 0.1])
+    assert impact_part(a, corner, 0.1) == PART_UNKNOWN  # no normal: ambiguous
+    assert impact_part(a, corner, 0.1, np.array([0.2, 0.9])) == PART_LEFTSIDE
 
 
 def test_near_miss_spheres_overlap_boxes_do_not():

@@ -351,6 +351,8 @@ def test_agent_encoder_bytes_equal_the_message_objects():
     a["fault_id"] = (np.arange(len(a["uid"])) % 5 == 0) * (np.arange(len(a["uid"])) + 70_000)
     names = [f"lane{'x' * (i % 13)}" for i in range(sim.network.n_lanes)]  # every alignment
     a["lane"] = np.arange(len(a["uid"])) % len(names)
+    a["lane"][7::11] = -1  # off the network (crashed, scripted): lane_id ""
+    a["lateral_speed"] = np.linspace(-3.0, 3.0, len(a["uid"]))  # sliding (crashed) agents
     encoder = tm.AgentEncoder(names)
 
     def round_trip(msg):  # float32 fields rounded as on the wire

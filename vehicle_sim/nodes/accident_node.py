@@ -19,12 +19,23 @@ by the traffic node.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from rclpy.node import Node
 
-from vehicle_sim.core.accident.detect import PART_NAMES, AccidentDetector, Body, Contact
+from vehicle_sim.core.accident.detect import (
+    PART_NAMES,
+    PART_UNKNOWN,
+    AccidentDetector,
+    Body,
+    Contact,
+    static_body,
+)
 from vehicle_sim.core.accident.params import AccidentParams
+from vehicle_sim.core.accident.scene import planned_pairs, scripted_names
+from vehicle_sim.core.accident.template import load_template
 from vehicle_sim.core.config import load
+from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.graph import load_scenario
 from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficAgentArray, VehicleState
@@ -35,6 +46,8 @@ from vehicle_sim.nodes.fault_schedule import SchedulePublisher, check_names
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
+
+STATIC = "static/"
 
 
 def agent_name(agent_id: int) -> str:
@@ -50,20 +63,33 @@ def ego_body(msg: VehicleState, name: str, length_m: float, width_m: float) -> B
                 c * u - s * v, s * u + c * v, msg.twist.angular.z)
 
 
-def agent_body(a: TrafficAgent, dt_s: float) -> Body:
-    """Agent box moved dt_s along its heading at its speed (constant speed and yaw rate)."""
+def agent_body(a: TrafficAgent, dt_s: float, name: str) -> Body:
+    """Agent box moved dt_s at its body-frame velocity (speed, lateral_speed: a crashed agent
+    slides) and yaw rate, both held constant."""
     yaw = conv.rpy_from_quaternion(a.pose.orientation)[2]
-    mid = yaw + 0.5 * a.yaw_rate * dt_s
-    x = a.pose.position.x + a.speed * dt_s * math.cos(mid)
-    y = a.pose.position.y + a.speed * dt_s * math.sin(mid)
+
+    def velocity(h: float) -> tuple[float, float]:
+        c, s = math.cos(h), math.sin(h)
+        return c * a.speed - s * a.lateral_speed, s * a.speed + c * a.lateral_speed
+    vx, vy = velocity(yaw + 0.5 * a.yaw_rate * dt_s)
+    x, y = a.pose.position.x + vx * dt_s, a.pose.position.y + vy * dt_s
     yaw += a.yaw_rate * dt_s
-    return Body(agent_name(a.id), x, y, yaw, float(a.length), float(a.width),
-                a.speed * math.cos(yaw), a.speed * math.sin(yaw), a.yaw_rate)
+    return Body(name, x, y, yaw, float(a.length), float(a.width), *velocity(yaw), a.yaw_rate)
 
 
-def event_msg(c: Contact, event_id: int, frame: str, fault_id: int = 0) -> AccidentEvent:
-    msg = AccidentEvent(id=event_id, source=AccidentEvent.SOURCE_DETECTED, actor=c.actor,
-                        victim=c.victim, actor_part=c.actor_part, victim_part=c.victim_part,
+def event_msg(c: Contact, event_id: int, frame: str, fault_id: int = 0,
+              scripted: bool = False) -> AccidentEvent:
+    """The event of contact ``c``; a static object is never the actor and has no part
+    (PART_UNKNOWN)."""
+    if c.actor.startswith(STATIC):  # the vehicle may spin away at the contact point
+        c = replace(c, actor=c.victim, victim=c.actor, actor_part=c.victim_part,
+                    victim_part=c.actor_part, relative_velocity_mps=tuple(
+                        -v for v in c.relative_velocity_mps))
+    parts = [PART_UNKNOWN if name.startswith(STATIC) else part
+             for name, part in ((c.actor, c.actor_part), (c.victim, c.victim_part))]
+    msg = AccidentEvent(id=event_id, source=AccidentEvent.SOURCE_SCRIPTED if scripted
+                        else AccidentEvent.SOURCE_DETECTED, actor=c.actor, victim=c.victim,
+                        actor_part=parts[0], victim_part=parts[1],
                         impact_speed=c.impact_speed_mps, fault_id=fault_id)
     msg.header.stamp, msg.header.frame_id = conv.stamp(c.t_ns), frame
     msg.relative_velocity.x, msg.relative_velocity.y = c.relative_velocity_mps
@@ -85,6 +111,12 @@ class AccidentNode(Node):
         self.agents = AgentSnapshots()
         self.events = 0
         self.fault_of: dict[str, int] = {}  # agent name -> last instructor fault id on it
+        self.statics = ([static_body(o) for o in load_map(config_path(self.p.map_file))
+                         .static_objects] if self.p.map_file else [])
+        template = (load_template(config_path(self.p.accident_template))
+                    if self.p.accident_template else None)
+        self.names = scripted_names(template) if template else {}
+        self.planned = planned_pairs(template) if template else set()
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
@@ -103,11 +135,13 @@ class AccidentNode(Node):
                 self.fault_of[agent_name(a.id)] = a.fault_id
         if self.p.agents_vs_agents:  # agent pairs at the array's own stamp, not extrapolated
             t_ns = conv.to_ns(msg.header.stamp)
-            self._detect(self.between_agents, t_ns, self._agent_bodies(t_ns), None)
+            self._detect(self.between_agents, t_ns, self._agent_bodies(t_ns) + self.statics,
+                         None)
 
     def _on_state(self, msg: VehicleState) -> None:
         t_ns = conv.to_ns(msg.header.stamp)
-        bodies = [ego_body(msg, self.p.ego_name, *self.ego_size), *self._agent_bodies(t_ns)]
+        bodies = [ego_body(msg, self.p.ego_name, *self.ego_size), *self._agent_bodies(t_ns),
+                  *self.statics]
         self._detect(self.with_ego, t_ns, bodies, self.p.ego_name)
 
     def _agent_bodies(self, t_ns: int) -> list[Body]:
@@ -115,7 +149,7 @@ class AccidentNode(Node):
         out = []
         for stamp_ns, a in self.agents.current(t_ns, round(self.p.agent_timeout_s * 1e9)):
             dt = min(max((t_ns - stamp_ns) * 1e-9, 0.0), self.p.max_extrapolation_s)
-            out.append(agent_body(a, dt))
+            out.append(agent_body(a, dt, self.names.get(a.id) or agent_name(a.id)))
         return out
 
     def _detect(self, detector: AccidentDetector, t_ns: int, bodies: list[Body],
@@ -128,7 +162,8 @@ class AccidentNode(Node):
         for c in found:
             self.events += 1
             fault = self.fault_of.get(c.actor) or self.fault_of.get(c.victim, 0)
-            self.pub.publish(event_msg(c, self.events, self.p.frame_id, fault))
+            scripted = frozenset((c.actor, c.victim)) in self.planned
+            self.pub.publish(event_msg(c, self.events, self.p.frame_id, fault, scripted))
             self.get_logger().info(
                 f"accident {self.events} at t={c.t_ns * 1e-9:.3f} s: {c.actor} "
                 f"({PART_NAMES[c.actor_part]}) -> {c.victim} ({PART_NAMES[c.victim_part]}), "

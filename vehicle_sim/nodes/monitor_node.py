@@ -93,7 +93,9 @@ class MonitorNode(Node):
             self.accident_details.append({
                 "time_s": to_ns(msg.header.stamp) * 1e-9, "id": msg.id, "actor": msg.actor,
                 "victim": msg.victim, "actor_part": int(msg.actor_part),
-                "victim_part": int(msg.victim_part), "impact_speed_mps": msg.impact_speed})
+                "victim_part": int(msg.victim_part), "impact_speed_mps": msg.impact_speed,
+                "position_m": [msg.position.x, msg.position.y], "source": int(msg.source),
+                "fault_id": int(msg.fault_id)})
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         self.summary.traffic_agents_max = max(self.summary.traffic_agents_max, len(msg.agents))

@@ -67,6 +67,13 @@ def agent_ids(uid: np.ndarray) -> np.ndarray:
     return ((owner << ID_COUNTER_BITS) | (uid & ((1 << ID_COUNTER_BITS) - 1))).astype(np.uint32)
 
 
+def join_agents(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Agents of ``a`` then ``b`` (same keys as TrafficSim.agents(); ``b`` may lack some: zeros)."""
+    n = len(b["uid"])
+    return {k: np.concatenate((v, b[k] if k in b else np.zeros(n, dtype=v.dtype)))
+            for k, v in a.items()}
+
+
 def fault_ids(a: dict[str, np.ndarray]) -> np.ndarray:
     """TrafficAgent.fault_id per agent: ``a["fault_id"]`` when the node set it, else 0."""
     n = len(a["uid"])
@@ -85,12 +92,13 @@ def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str
             a["y"].tolist(), np.sin(half).tolist(), np.cos(half).tolist(),
             a["speed"].tolist(), a["yaw_rate"].tolist(), a["accel"].tolist(),
             a["length"].tolist(), a["width"].tolist(), a["lane"].tolist(),
-            np.asarray(owner).tolist(), a["ghost"].tolist(), fault_ids(a).tolist())
+            np.asarray(owner).tolist(), a["ghost"].tolist(), fault_ids(a).tolist(),
+            a["lateral_speed"].tolist())
     agents = []
     for (uid, profile, state, x, y, qz, qw, u, r, acc, length, width, lane, own,
-         ghost, fault) in zip(*cols, strict=True):
+         ghost, fault, v) in zip(*cols, strict=True):
         m = TrafficAgent(id=uid, kind=TrafficAgent.KIND_CAR, profile=profile,
-                         state=state, speed=u, yaw_rate=r, acceleration=acc,
+                         state=state, speed=u, lateral_speed=v, yaw_rate=r, acceleration=acc,
                          length=length, width=width, owner=own, ghost=ghost, fault_id=fault,
                          lane_id=lane_names[lane] if lane >= 0 else "")
         m.pose.position.x, m.pose.position.y, m.pose.position.z = x, y, AGENT_Z_M
@@ -111,12 +119,12 @@ class AgentEncoder:
     next multiple of 8 (o + 8 or o + 12), so the pose p is 8-aligned and everything after it
     depends only on the lane-name length L (with NUL): 10 float64 (pose, speed, yaw_rate,
     acceleration), 2 float32 (length, width), uint32 L at p + 88, chars at p + 92, uint16 owner
-    at the next even offset, bool ghost, uint32 fault_id at the next multiple of 4; the next
-    agent starts right after it.
+    at the next even offset, bool ghost, uint32 fault_id at the next multiple of 4, float64
+    lateral_speed at the next multiple of 8; the next agent starts right after it.
     """
 
     def __init__(self, lane_names: list[str]):
-        names = [n.encode() + b"\0" for n in lane_names] or [b"\0"]
+        names = [n.encode() + b"\0" for n in lane_names] + [b"\0"]  # last: lane -1 (none)
         self.lane_len = np.array([len(n) for n in names], dtype=np.int64)
         self.lane_chars = np.zeros((len(names), int(self.lane_len.max())), dtype=np.uint8)
         for k, n in enumerate(names):
@@ -136,10 +144,13 @@ class AgentEncoder:
         if n == 0:
             return _ENCAPSULATION + head.tobytes()
         lane = np.asarray(a["lane"], dtype=np.int64)
+        lane = np.where(lane < 0, len(self.lane_len) - 1, lane)  # off the network: ""
         length = self.lane_len[lane]
         tail = 92 + length  # pose start -> end of the lane name
         tail = tail + (tail & 1) + 3  # owner at the next even offset, then ghost
-        tail = (tail + 3) // 4 * 4 + 4  # then fault_id, 4-aligned: element end
+        fault_at = (tail + 3) // 4 * 4  # then fault_id, 4-aligned
+        lateral_at = (fault_at + 4 + 7) // 8 * 8  # then lateral_speed, 8-aligned (p is)
+        tail = lateral_at + 8  # element end
         # start of element i+1 mod 8 only depends on the tail of element i (p is 8-aligned)
         ends_mod8 = tail % 8
         start_mod8 = np.concatenate(([len(head) % 8], ends_mod8[:-1]))
@@ -169,7 +180,8 @@ class AgentEncoder:
         owner_at = owner_at + (owner_at & 1)
         _put(buf, owner_at, np.asarray(owner).astype("<u2"))
         buf[owner_at + 2] = np.asarray(a["ghost"], dtype=np.uint8)
-        _put(buf, pose + tail - 4, fault_ids(a).astype("<u4"))
+        _put(buf, pose + fault_at, fault_ids(a).astype("<u4"))
+        _put(buf, pose + lateral_at, np.asarray(a["lateral_speed"], dtype="<f8"))
         return _ENCAPSULATION + buf.tobytes()
 
 

@@ -43,6 +43,8 @@ import numpy as np
 from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
+from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
+from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
 from vehicle_sim.core.config import load
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
@@ -50,6 +52,7 @@ from vehicle_sim.core.traffic.node_params import TrafficNodeParams, owned_sector
 from vehicle_sim.core.traffic.params import TrafficParams
 from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.core.traffic.zone import Sectors
+from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.msg import (
     TrafficAgentArray,
     TrafficLightArray,
@@ -80,6 +83,21 @@ def make_sim(p: TrafficNodeParams) -> tuple[TrafficSim, Sectors]:
                       owner_id=p.shard_index), sectors
 
 
+def make_crashes(p: TrafficNodeParams, sim: TrafficSim
+                 ) -> tuple[AccidentScene | None, TrafficCrashes | None]:
+    """The scripted accident scene (if the node has a template) and the crash world."""
+    scene = None
+    if p.accident_template:
+        vehicles = {kind: load_vehicle(config_path(f)) for kind, f in VEHICLE_FILES.items()}
+        scene = AccidentScene(config_path(p.accident_template), vehicles, p.accident_start_s,
+                              (p.accident_origin_x_m, p.accident_origin_y_m),
+                              p.accident_heading_rad)
+    if not p.crashes:
+        return scene, None
+    chassis = load_vehicle(config_path(p.ego_vehicle_file)).chassis
+    return scene, TrafficCrashes(sim, scene, ego_size_m=(chassis.length_m, chassis.width_m))
+
+
 class TrafficNode(Node):
     def __init__(self) -> None:
         super().__init__("traffic")
@@ -108,6 +126,7 @@ class TrafficNode(Node):
         self.links = LinkFaults(self.get_name(), (self.p.state_topic,))
         self.faults = TrafficFaults(self, self.sim, self.links,
                                     now_ns=lambda: self.last_ns or 0)
+        self.scene, self.crashes = make_crashes(self.p, self.sim)
         self.sharded = self.p.shard_count > 1
         self.link = ShardLink(self, self.p, self.sim, self.sectors, self.heartbeat,
                               lambda: self.lockstep.pump()) if self.sharded else None
@@ -177,6 +196,7 @@ class TrafficNode(Node):
                 self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
                                           "re-anchoring the traffic schedule")
                 self.sim.clear_crashed()  # a new run: the crashed agents of the old one go
+                self.scene, self.crashes = make_crashes(self.p, self.sim)
                 # ego states of the run before (lockstep) would block the newer ones
                 self._egos = deque((e for e in self._egos if e[0] <= now_ns),
                                    maxlen=self._egos.maxlen)
@@ -204,13 +224,19 @@ class TrafficNode(Node):
         if self.p.lockstep:
             self._ego_at(t_ns)
         start = time.perf_counter()  # wall time only measures compute (debug log)
+        if self.crashes is not None:  # contacts first: what they move, the others skip
+            self.crashes.step(t_ns, self.dt_ns * 1e-9, self.ego)
         self.sim.step(self.dt_ns * 1e-9, self.ego)
+        if self.scene is not None:
+            self.scene.step(t_ns, self.dt_ns * 1e-9)
         core = time.perf_counter()
         self.steps += 1
         if self.link is not None:
             self.link.after_step(t_ns, self.steps)
         a = self.sim.agents(include_ghosts=True)
         a["fault_id"] = self.faults.fault_ids(a["uid"])
+        if self.scene is not None:  # scripted vehicles are published with the agents
+            a = tm.join_agents(a, self.scene.agents())
         owner = (self.link.owners(a) if self.link is not None
                  else np.full(len(a["uid"]), self.p.shard_index))
         # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)

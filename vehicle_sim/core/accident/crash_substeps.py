@@ -171,13 +171,14 @@ class Substepper:
             if g is None:
                 continue
             a_body = self._body(p[0])
+            normal = np.asarray(g.normal, dtype=float)  # from A to B
             b_part = detect.PART_UNKNOWN if p[1] < 0 else \
-                detect.impact_part(self._body(p[1]), g.point_m, margin)
+                detect.impact_part(self._body(p[1]), g.point_m, margin, -normal)
             key = self.keys[n]
             out.append(ContactReport(
                 a_id=key[0], b_id=key[1], b_static=key[2], first=key not in recent,
                 point_m=(float(g.point_m[0]), float(g.point_m[1])),
                 normal=(float(g.normal[0]), float(g.normal[1])),
                 impulse_ns=float(np.hypot(*self.impulse[n])), impact_impulse_ns=self.impact[n],
-                a_part=detect.impact_part(a_body, g.point_m, margin), b_part=b_part))
+                a_part=detect.impact_part(a_body, g.point_m, margin, normal), b_part=b_part))
         return out

@@ -12,11 +12,14 @@ traffic agents; the box is taken as centred there, a simplification of a few dec
 - Contact normal: the separating axis of least penetration, oriented from actor to victim.
 - Parts (002: front, rear, leftside, rightside, unknown): the face of each box nearest to the
   contact point (in the body frame: distance L/2 - |x| to the front/rear face, W/2 - |y| to the
-  side); when both distances differ by less than ``part_margin_m`` the hit is at a corner and the
-  part is ambiguous (unknown).
+  side); when both distances differ by less than ``part_margin_m`` the hit is at a corner, and
+  the part is the face the contact normal leaves through (the direction towards the other body
+  in the body frame: mostly along x, front or rear, else a side); without a normal, unknown.
 - Actor: the body approaching the other faster along the normal (the one that hits); impact
   speed = max(0, (v_actor - v_victim) . n) with the velocities of the contact point
-  (v + omega x r); relative velocity = v_actor - v_victim at the contact point.
+  (v + omega x r); relative velocity = v_actor - v_victim at the contact point. The velocities
+  are those of the update before the first overlap when the detector saw both bodies then (the
+  crash physics may already have exchanged momentum when the overlap is sampled).
 - Episodes: a pair is reported once when its boxes first overlap; the episode ends after the
   boxes have been apart for ``release_s`` of simulation time.
 """
@@ -129,8 +132,10 @@ def polygon_overlap_centre(poly: np.ndarray, convex_ccw: np.ndarray) -> np.ndarr
                      ((y + np.roll(y, -1)) * cross).sum()]) / (6.0 * area)
 
 
-def impact_part(b: Body, point: np.ndarray, margin_m: float) -> int:
-    """PART_* of body ``b`` hit at ``point`` (map frame), see the module docstring."""
+def impact_part(b: Body, point: np.ndarray, margin_m: float,
+                toward: np.ndarray | None = None) -> int:
+    """PART_* of body ``b`` hit at ``point`` (map frame); ``toward``: the contact normal
+    pointing from ``b`` to the other body (map), for a corner hit (see the module docstring)."""
     c, s = math.cos(b.yaw_rad), math.sin(b.yaw_rad)
     dx, dy = point[0] - b.x_m, point[1] - b.y_m
     px, py = c * dx + s * dy, -s * dx + c * dy
@@ -139,7 +144,12 @@ def impact_part(b: Body, point: np.ndarray, margin_m: float) -> int:
         return PART_FRONT if px > 0.0 else PART_REAR
     if to_end - to_side > margin_m:
         return PART_LEFTSIDE if py > 0.0 else PART_RIGHTSIDE
-    return PART_UNKNOWN
+    if toward is None:
+        return PART_UNKNOWN
+    nx, ny = c * toward[0] + s * toward[1], -s * toward[0] + c * toward[1]
+    if abs(nx) >= abs(ny):
+        return PART_FRONT if nx > 0.0 else PART_REAR
+    return PART_LEFTSIDE if ny > 0.0 else PART_RIGHTSIDE
 
 
 def point_velocity(b: Body, point: np.ndarray) -> np.ndarray:
@@ -149,21 +159,25 @@ def point_velocity(b: Body, point: np.ndarray) -> np.ndarray:
     return np.array([b.vx_mps - w * ry, b.vy_mps + w * rx])
 
 
-def contact(a: Body, b: Body, t_ns: int, part_margin_m: float) -> Contact | None:
-    """The collision of two bodies at time t_ns [ns], or None if their boxes do not overlap."""
+def contact(a: Body, b: Body, t_ns: int, part_margin_m: float,
+            before: tuple[Body, Body] | None = None) -> Contact | None:
+    """The collision of two bodies at time t_ns [ns], or None if their boxes do not overlap.
+    ``before``: the two bodies at the sample before, apart: their velocities decide the actor
+    and the impact speed (crash physics may have changed them by the time the boxes overlap)."""
     depth, n = separation(a, b)
     if depth < 0.0:
         return None
     point = overlap_centre(a, b)
     if point is None:
         point = np.array([0.5 * (a.x_m + b.x_m), 0.5 * (a.y_m + b.y_m)])
-    va, vb = point_velocity(a, point), point_velocity(b, point)
+    ka, kb = before if before is not None else (a, b)
+    va, vb = point_velocity(ka, point), point_velocity(kb, point)
     if float(vb @ -n) > float(va @ n):  # b approaches a faster: b is the actor
         a, b, va, vb, n = b, a, vb, va, -n
     rel = va - vb
     return Contact(t_ns=int(t_ns), actor=a.name, victim=b.name,
-                   actor_part=impact_part(a, point, part_margin_m),
-                   victim_part=impact_part(b, point, part_margin_m),
+                   actor_part=impact_part(a, point, part_margin_m, n),
+                   victim_part=impact_part(b, point, part_margin_m, -n),
                    impact_speed_mps=max(0.0, float(rel @ n)),
                    relative_velocity_mps=(float(rel[0]), float(rel[1])),
                    position_m=(float(point[0]), float(point[1])))
@@ -179,6 +193,7 @@ class AccidentDetector:
         self.release_ns = round(release_s * 1e9)
         self.part_margin_m = part_margin_m
         self._last_seen: dict[tuple[str, str], int] = {}  # pair -> last t_ns in contact
+        self._before: dict[str, Body] = {}  # each body at the previous update
 
     @staticmethod
     def warm_up() -> None:
@@ -207,15 +222,18 @@ class AccidentDetector:
             a, b = bodies[i], bodies[j]
             if only_with is not None and only_with not in (a.name, b.name):
                 continue
-            c = contact(a, b, t_ns, self.part_margin_m)
+            key = tuple(sorted((a.name, b.name)))
+            before = (self._before.get(a.name), self._before.get(b.name))
+            c = contact(a, b, t_ns, self.part_margin_m,
+                        None if None in before or key in self._last_seen else before)
             if c is None:
                 continue
-            key = tuple(sorted((a.name, b.name)))
             if key not in self._last_seen:
                 new.append(c)
             self._last_seen[key] = int(t_ns)
         self._last_seen = {k: t for k, t in self._last_seen.items()
                            if t_ns - t < self.release_ns}
+        self._before = {b.name: b for b in bodies}
         return new
 
     @staticmethod
@@ -227,3 +245,27 @@ class AccidentDetector:
         cell = max(1.0, float(np.hypot(arr[:, 3], arr[:, 4]).max()))  # >= any sum of radii
         return overlapping_pairs(arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy(),
                                  arr[:, 3].copy(), arr[:, 4].copy(), cell)
+
+
+LINE_WALL_M = 0.5  # thickness of a barrier given as a line (as in the crash world's geometry)
+
+
+def static_body(obj) -> Body:
+    """A map static object (mapfile.StaticObject) as a box named static/<id>: a tree or pole
+    (or an object with a radius only) as the square around its circle, a line footprint as a
+    LINE_WALL_M wall along it, a polygon footprint as its axis-aligned bounding box (the
+    buildings of the shipped maps are axis-aligned)."""
+    name = f"static/{obj.id}"
+    pts = np.asarray(obj.footprint, dtype=float).reshape(-1, 2)
+    if len(pts) == 2:
+        d = pts[1] - pts[0]
+        mid = 0.5 * (pts[0] + pts[1])
+        return Body(name, float(mid[0]), float(mid[1]), math.atan2(d[1], d[0]),
+                    max(float(np.hypot(*d)), LINE_WALL_M), LINE_WALL_M)
+    if len(pts) >= 3:
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        mid = 0.5 * (lo + hi)
+        return Body(name, float(mid[0]), float(mid[1]), 0.0, float(hi[0] - lo[0]),
+                    float(hi[1] - lo[1]))
+    side = 2.0 * max(obj.radius_m, 0.05)
+    return Body(name, obj.x_m, obj.y_m, 0.0, side, side)

@@ -246,9 +246,9 @@ class EgoContacts:
             point_m=(float(g.point_m[0]), float(g.point_m[1])),
             normal=(float(g.normal[0]), float(g.normal[1])), impulse_ns=impulses[0],
             impact_impulse_ns=impulses[1],
-            a_part=detect.impact_part(ego, g.point_m, margin),
+            a_part=detect.impact_part(ego, g.point_m, margin, np.asarray(g.normal)),
             b_part=detect.PART_UNKNOWN if other is None else
-            detect.impact_part(other, g.point_m, margin))
+            detect.impact_part(other, g.point_m, margin, -np.asarray(g.normal)))
 
     @staticmethod
     def _equivalent_point(x, y, z, force, moment) -> np.ndarray:

@@ -27,5 +27,10 @@ class AccidentParams:
                                       doc="agents are moved at constant speed to the ego stamp, "
                                           "at most this far")
     agents_vs_agents: bool = spec(True, doc="also report contacts between two traffic agents")
+    map_file: str = spec("", doc="map whose static objects (trees, poles, barriers, buildings) "
+                         "are bodies of the detection, relative to config/; '' = none")
+    accident_template: str = spec("", doc="the traffic's accident template (config/accidents/): "
+                                  "its vehicles are named scripted/<id> and its planned "
+                                  "collisions reported with SOURCE_SCRIPTED; '' = none")
     scenario: str = spec("", doc="scenario (name or file) whose schedule of faults and "
                          "instructor actions this node publishes; '' = none")

@@ -55,6 +55,21 @@ class TrafficNodeParams:
                                  doc="light states re-published at this sim-time rate (and on change)")
     state_topic: str = spec("vehicle/state", doc="VehicleState of the ego (pose in odom = map)")
     frame_id: str = spec("map", doc="frame of agents, lights and markers (identity to odom)")
+    crashes: bool = spec(True, doc="crash physics (004 sec. 7) between agents, scripted "
+                         "vehicles, the ego and the map's static objects "
+                         "(core/accident/traffic_crashes.py)")
+    ego_vehicle_file: str = spec("vehicles/medium_car.yaml",
+                                 doc="the ego's vehicle file (its box in the crash world)")
+    accident_template: str = spec("", doc="paper 002 accident template whose vehicles this "
+                                  "node drives (config/accidents/*.yaml); '' = none")
+    accident_start_s: float = spec(1.0, unit="s", ge=0.0, le=1.0e6,
+                                   doc="simulation time at which the template's run-up starts")
+    accident_origin_x_m: float = spec(0.0, unit="m", ge=-1.0e4, le=1.0e4,
+                                      doc="map x of the template's road centre")
+    accident_origin_y_m: float = spec(0.0, unit="m", ge=-1.0e4, le=1.0e4,
+                                      doc="map y of the template's road centre")
+    accident_heading_rad: float = spec(0.0, unit="rad", ge=-7.0, le=7.0,
+                                       doc="rotation of the template's east axis in the map")
 
     def __post_init__(self) -> None:
         if self.shard_index >= self.shard_count:

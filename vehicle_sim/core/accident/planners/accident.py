@@ -169,6 +169,9 @@ def _advance(scene: Scene, col: SceneCollision, t: Track, c: np.ndarray, part: s
     return float(centre[0]), float(centre[1]), yaw
 
 
+STRAIGHT_RUN_FRACTION = 0.4  # of the run-in to the first collision driven straight (a choice)
+
+
 def _aligned(t: Track, c: np.ndarray, part: str, p: PlannerParams
              ) -> tuple[np.ndarray, float] | None:
     """Centre and heading at a vehicle's first collision, reached along its own path shifted
@@ -186,11 +189,15 @@ def _aligned(t: Track, c: np.ndarray, part: str, p: PlannerParams
     if s_c <= s_p + 1e-6:
         return None
     offset = centre - (t.base[k] + frac * ab)
+    # the ramp ends STRAIGHT_RUN_FRACTION before the centre: the servo settles its heading
+    # before the contact (a ramp ending at the contact left ~0.1 rad of yaw: a corner hit)
+    s_e = s_p + (1.0 - STRAIGHT_RUN_FRACTION) * (s_c - s_p)
     n = max(1, math.ceil((s_c - s_p) / p.point_spacing_m))
     for j in range(1, n):
         sj = s_p + (s_c - s_p) * j / n
         q = np.array([np.interp(sj, s, t.base[:, 0]), np.interp(sj, s, t.base[:, 1])])
-        t.points.append(q + offset * 0.5 * (1.0 - math.cos(math.pi * j / n)))
+        ramp = min((sj - s_p) / max(s_e - s_p, 1e-9), 1.0)
+        t.points.append(q + offset * 0.5 * (1.0 - math.cos(math.pi * ramp)))
         t.tags.append(-1)
     d = centre - t.points[-1]
     t.yaw_rad = math.atan2(d[1], d[0])

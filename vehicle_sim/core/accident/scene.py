@@ -1,0 +1,137 @@
+"""A scripted accident scene in the traffic: paper 002's template planned, driven through physics.
+
+The traffic node owns one :class:`AccidentScene` when its scenario names an accident template
+(config/accidents/*.yaml). From ``start_s`` of simulation time the scene steps the
+:class:`~vehicle_sim.core.accident.scripted.ScriptedFleet` (000's PD servo on single-track
+models) with the traffic's step; its vehicles are published with the traffic agents (message id
+``0xFF000000 + k``, k = the vehicle's index in the template) and are bodies of the traffic's crash
+world (traffic_crashes). A vehicle in contact gets the crash world's state (``take_over``);
+after its last planned collision it is no longer driven (its references are off, 004) and the
+crash world moves it from then on, as a crashed agent. Before that it is the actor of a
+collision still to come (002's event chain: A4's car A, hit by B, drives on into the tree), so
+the servo keeps driving it from where the contact left it.
+
+Frames: the template's coordinates (relative to the road centre) go to the map by ``origin_m`` and
+``heading_rad``; states are in the map frame, SI units.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from vehicle_sim.core.accident.planners.plan import PlannedCollision
+from vehicle_sim.core.accident.scripted import ScriptedFleet
+from vehicle_sim.core.accident.template import AccidentTemplate, load_template
+from vehicle_sim.core.vehicle.params import VehicleParams
+
+# vehicle file of each template kind, relative to config/ (the traffic node loads them)
+VEHICLE_FILES = {"car": "vehicles/medium_car.yaml", "truck": "vehicles/truck.yaml"}
+SCRIPTED_OWNER = 255  # owner id of scripted vehicles' uids: message ids 0xFF000000 + k
+SCRIPTED_ID_BASE = SCRIPTED_OWNER << 24  # TrafficAgent.id of vehicle 0 (traffic_msgs.agent_ids)
+UID_BLOCK_BITS = 40  # traffic.sim.UID_BLOCK = 1 << 40
+# a contact this close before a vehicle's last planned collision is that collision (a choice:
+# the servo tracks its plan within ~0.3 s, test_accident_scripted)
+DRIVE_ON_MARGIN_S = 0.3
+
+
+def scripted_uid(k: int) -> int:
+    """Core uid of the scene's vehicle k (in the block of owner SCRIPTED_OWNER)."""
+    return (SCRIPTED_OWNER << UID_BLOCK_BITS) | k
+
+
+def scripted_names(template: AccidentTemplate) -> dict[int, str]:
+    """TrafficAgent.id -> "scripted/<vehicle id>" of a template's vehicles (plan order)."""
+    return {SCRIPTED_ID_BASE + k: f"scripted/{v.id}" for k, v in enumerate(template.vehicles)}
+
+
+def planned_pairs(template: AccidentTemplate) -> set[frozenset[str]]:
+    """The {actor, victim} body names (scripted/<id>, static/<id>) of the planned collisions."""
+    statics = {o.id for o in template.static_objects}
+
+    def body(name: str) -> str:
+        return f"static/{name}" if name in statics else f"scripted/{name}"
+    return {frozenset((body(c.actor), body(c.victim))) for c in template.collisions}
+
+
+class AccidentScene:
+    """The scripted vehicles of one accident template (see the module docstring)."""
+
+    def __init__(self, template_file: str | Path, vehicles: Mapping[str, VehicleParams],
+                 start_s: float = 1.0, origin_m: tuple[float, float] = (0.0, 0.0),
+                 heading_rad: float = 0.0):
+        self.template = load_template(template_file)
+        self.vehicles = dict(vehicles)
+        self.fleet = ScriptedFleet.from_template(self.template, vehicles, origin_m, heading_rad)
+        self.start_ns = round(start_s * 1e9)
+        self.names = self.fleet.state().names
+        self.uids = np.array([scripted_uid(k) for k in range(len(self.names))], dtype=np.int64)
+        self._kinds = self.fleet.state().kind
+        self._crashed: dict[int, np.ndarray] = {}  # index -> (x, y, yaw, vx, vy, yaw_rate)
+        self._moved: set[str] = set()  # moved by the crash world over the current step
+        # the last planned collision of each vehicle, as actor or victim [s, fleet clock]
+        self._last_collision_s = {n: max((c.time_s for c in self.fleet.collisions
+                                          if n in (c.actor, c.victim)), default=0.0)
+                                  for n in self.names}
+
+    @property
+    def planned(self) -> tuple[PlannedCollision, ...]:
+        """The planned collisions, times in simulation time [s]."""
+        return tuple(replace(c, time_s=c.time_s + self.start_ns * 1e-9)
+                     for c in self.fleet.collisions)
+
+    def step(self, t_ns: int, dt_s: float) -> None:
+        """The traffic steps to ``t_ns`` by dt_s: drive the fleet once its start has come (the
+        vehicles the crash world moved over this step excepted)."""
+        if t_ns > self.start_ns:
+            self.fleet.step(dt_s, frozenset(self._moved))
+        self._moved.clear()
+
+    def params_of(self, k: int) -> VehicleParams:
+        return self.vehicles[self._kinds[k]]
+
+    def states(self) -> np.ndarray:
+        """(n, 6) x, y, yaw, vx, vy, yaw_rate of every vehicle (map frame; crashed: the crash
+        world's)."""
+        s = self.fleet.state()
+        out = np.column_stack((s.x_m, s.y_m, s.yaw_rad, s.vx_mps, s.vy_mps, s.yaw_rate_radps))
+        for k, row in self._crashed.items():
+            out[k] = row
+        return out
+
+    def sizes(self) -> np.ndarray:
+        s = self.fleet.state()
+        return np.column_stack((s.length_m, s.width_m))
+
+    def take_over(self, uid: int, state: np.ndarray) -> bool:
+        """Vehicle ``uid`` was in contact, now in ``state`` (6 values). True: the crash world
+        owns it from now on; False: the servo drives on (a planned collision is still to come,
+        in more than ``DRIVE_ON_MARGIN_S``)."""
+        k = int(np.flatnonzero(self.uids == uid)[0])
+        name = self.names[k]
+        self._moved.add(name)
+        if k not in self._crashed and \
+                self.fleet.time_s < self._last_collision_s[name] - DRIVE_ON_MARGIN_S:
+            self.fleet.set_planar_state(name, state)
+            return False
+        if k not in self._crashed:
+            self.fleet.hand_over(name)
+        self._crashed[k] = np.asarray(state, dtype=float).copy()
+        return True
+
+    def agents(self) -> dict[str, np.ndarray]:
+        """The vehicles in TrafficSim.agents()'s format (for the traffic's messages)."""
+        s, n = self.states(), len(self.names)
+        c, si = np.cos(s[:, 2]), np.sin(s[:, 2])
+        crashed = np.zeros(n, dtype=bool)
+        crashed[list(self._crashed)] = True
+        size = self.sizes()
+        return {"uid": self.uids.copy(), "x": s[:, 0], "y": s[:, 1], "yaw": s[:, 2],
+                "speed": c * s[:, 3] + si * s[:, 4], "lateral_speed": -si * s[:, 3] + c * s[:, 4],
+                "yaw_rate": s[:, 5], "steer": np.zeros(n), "accel": np.zeros(n),
+                "lane": np.full(n, -1, dtype=np.int64), "s": np.zeros(n),
+                "profile": np.ones(n, dtype=np.int64), "dynamic": np.ones(n, dtype=np.int64),
+                "length": size[:, 0], "width": size[:, 1], "ghost": np.zeros(n, dtype=bool),
+                "crashed": crashed, "instruction": np.zeros(n, dtype=np.int64)}

@@ -1,0 +1,125 @@
+"""The traffic's crash world: agents, scripted vehicles, the ego and the map's static objects.
+
+Each traffic step, before the agents and the scene move (``TrafficCrashes.step`` from the states
+at the start of the step; the crash world advances the bodies it handles over the step, and the
+traffic kernel and the scene's servo then skip them):
+- the bodies are packed for :class:`~vehicle_sim.core.accident.crash_world.CrashWorld`: the
+  owned traffic agents and the scene's vehicles as DYNAMIC bodies, the ego as PRESCRIBED (its own
+  crash forces act inside the dynamics node's physics, ego_contacts; here it only pushes);
+- the crash world runs 004's crash model only for pairs in contact, sub-stepped;
+- every dynamic body it reports (in contact now, or crashed before) is taken over: a traffic agent
+  is marked crashed in the traffic (references off, then pure planar dynamics until it stops;
+  published STATE_CRASHED, an obstacle for the others until ``TrafficParams.crash_timeout_s``)
+  and its state written back; a scripted vehicle is handed over by the scene.
+Agents the traffic removed (timeout, reset) are released from the crash world.
+Masses and yaw inertias: the traffic agents' vehicle (TrafficParams.vehicle), crash class of a
+car (crash_params.KIND_CRASH_CLASS); the scene's vehicles their vehicle file's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from vehicle_sim.core.accident.crash_bodies import DYNAMIC, PRESCRIBED, BodyArrays, ContactReport
+from vehicle_sim.core.accident.crash_params import (
+    KIND_CRASH_CLASS,
+    CrashParams,
+    crash_class_index,
+)
+from vehicle_sim.core.accident.crash_world import CrashWorld
+from vehicle_sim.core.accident.scene import AccidentScene
+from vehicle_sim.core.traffic.sim import TrafficSim
+
+EGO_ID = -2  # the ego's body id (agents' uids are >= 0)
+EGO_SIZE_M = (4.298, 1.674)  # medium car box, when the node does not know the ego's
+
+
+class TrafficCrashes:
+    """Crash coupling of one traffic node (see the module docstring)."""
+
+    def __init__(self, sim: TrafficSim, scene: AccidentScene | None = None,
+                 params: CrashParams | None = None,
+                 ego_size_m: tuple[float, float] = EGO_SIZE_M):
+        self.sim, self.scene = sim, scene
+        self.world = CrashWorld(sim.network.spec.static_objects, params)
+        v = sim.p.vehicle
+        self._agent = (v.mass_kg, v.yaw_inertia_kgm2, crash_class_index(KIND_CRASH_CLASS[0]))
+        self._ego_size = ego_size_m
+        self._known_crashed: set[int] = set()
+
+    def reset(self) -> None:
+        self.world.reset()
+        self._known_crashed.clear()
+
+    def step(self, t_ns: int, dt_s: float,
+             ego: tuple[float, float, float, float] | None) -> list[ContactReport]:
+        """The crash world over this traffic step; the contacts (ids: uids, EGO_ID)."""
+        bodies = self._bodies(ego)
+        if len(bodies.ids) == 0:
+            return []
+        done = self.world.step(t_ns, dt_s, bodies)
+        touching = {c.a_id for c in done.contacts} | {c.b_id for c in done.contacts}
+        self._take_over(done.ids, done.states, touching)
+        self._release_removed()
+        return done.contacts
+
+    def _bodies(self, ego) -> BodyArrays:
+        a = self.sim.agents()
+        yaw, u, v = a["yaw"], a["speed"], a["lateral_speed"]
+        c, s = np.cos(yaw), np.sin(yaw)
+        pose = [np.column_stack((a["x"], a["y"], yaw))]
+        vel = [np.column_stack((c * u - s * v, s * u + c * v, a["yaw_rate"]))]
+        size = [np.column_stack((a["length"], a["width"]))]
+        n = len(a["uid"])
+        mass, inertia, klass = self._agent
+        cols = {"ids": [a["uid"].astype(np.int64)], "mode": [np.full(n, DYNAMIC)],
+                "mass": [np.full(n, mass)], "inertia": [np.full(n, inertia)],
+                "class": [np.full(n, klass)]}
+        if self.scene is not None:
+            st, k = self.scene.states(), len(self.scene.names)
+            pose.append(st[:, :3])
+            vel.append(st[:, 3:])
+            size.append(self.scene.sizes())
+            cols["ids"].append(self.scene.uids)
+            cols["mode"].append(np.full(k, DYNAMIC))
+            vps = [self.scene.params_of(i) for i in range(k)]
+            cols["mass"].append(np.array([p.chassis.mass_kg for p in vps]))
+            cols["inertia"].append(np.array([p.chassis.yaw_inertia_kgm2 for p in vps]))
+            cols["class"].append(np.array([crash_class_index(p.crash_class) for p in vps]))
+        if ego is not None:
+            x, y, yaw_e, speed = ego
+            pose.append(np.array([[x, y, yaw_e]]))
+            vel.append(np.array([[speed * np.cos(yaw_e), speed * np.sin(yaw_e), 0.0]]))
+            size.append(np.array([self._ego_size]))
+            for key, val in (("ids", EGO_ID), ("mode", PRESCRIBED), ("mass", mass),
+                             ("inertia", inertia), ("class", klass)):
+                cols[key].append(np.array([val]))
+        return BodyArrays(ids=np.concatenate(cols["ids"]), mode=np.concatenate(cols["mode"]),
+                          pose=np.concatenate(pose), vel=np.concatenate(vel),
+                          size=np.concatenate(size), mass_kg=np.concatenate(cols["mass"]),
+                          yaw_inertia_kgm2=np.concatenate(cols["inertia"]),
+                          crash_class=np.concatenate(cols["class"]).astype(np.int64))
+
+    def _take_over(self, ids: np.ndarray, states: np.ndarray, touching: set[int]) -> None:
+        scripted = np.isin(ids, self.scene.uids) if self.scene is not None \
+            else np.zeros(len(ids), dtype=bool)
+        for uid, row in zip(ids[scripted], states[scripted], strict=True):
+            owned = self.scene.take_over(int(uid), row)
+            if not owned and int(uid) not in touching:  # driven on: not crashed here
+                self.world.release(int(uid))
+        agents, rows = ids[~scripted], states[~scripted]
+        if len(agents) == 0:
+            return
+        new = [int(u) for u in agents if int(u) not in self._known_crashed]
+        if new:
+            self.sim.mark_crashed(new)
+            self._known_crashed.update(new)
+        self.sim.set_crashed_states(agents, *rows.T)
+
+    def _release_removed(self) -> None:
+        """Forget crashed agents the traffic removed (timeout, teleport, reset)."""
+        if not self._known_crashed:
+            return
+        live = set(self.sim.crashed_states()["uid"].tolist())
+        for uid in self._known_crashed - live:
+            self.world.release(uid)
+        self._known_crashed &= live
