@@ -84,3 +84,39 @@ def test_after_their_last_collision_the_vehicles_are_crashed_and_come_to_rest(dr
             assert a["crashed"][i], f"{name}: {n} not handed to the crash physics"
     speeds = np.hypot(scene.states()[:, 3], scene.states()[:, 4])
     assert speeds.max() < 0.05, f"{name}: still moving {speeds}"
+
+
+def test_a_provoked_agent_rear_ends_a_stopped_one_through_the_crash_world():
+    """004's instructor: the follower's references are off, it hits the agent stopped in its
+    lane; both are crashed (references off); through the impact the pair's momentum changes by
+    no more than the ground's friction on the crashed cars (locked-wheel slide, mu g each) and
+    never grows; they never interpenetrate beyond a few cm, and they slide to rest."""
+    from test.core.test_traffic_instructor import road, sim_on, uid  # the same straight road
+    from vehicle_sim.core.traffic import agents as ag
+    sim = sim_on(road())
+    lead = sim.spawn(0, 200.0, speed=0.0, profile=ag.MODERATE)
+    follow = sim.spawn(0, 150.0, speed=10.0, profile=ag.MODERATE)
+    sim.instruct(uid(sim, lead), "stop_in_lane")
+    sim.instruct(uid(sim, follow), "provoke_accident")
+    crashes = TrafficCrashes(sim)
+    mass = sim.p.vehicle.mass_kg
+    p_before, overlap, crashed_at = None, 0.0, None
+    for k in range(1, round(20.0 / 0.05) + 1):
+        a = sim.agents()
+        momentum = mass * float(np.sum(a["speed"] * np.cos(a["yaw"])))
+        contacts = crashes.step(k * 50_000_000, 0.05, None)
+        sim.step(0.05, None)
+        a = sim.agents()
+        if contacts and crashed_at is None:
+            crashed_at, p_before = k, momentum
+        if crashed_at is not None and k == crashed_at + 4:  # 0.2 s after: impact over
+            vx = a["speed"] * np.cos(a["yaw"]) - a["lateral_speed"] * np.sin(a["yaw"])
+            friction = 2 * mass * crashes.world.params.road_friction * 9.81 * 0.25
+            assert p_before - friction <= mass * float(np.sum(vx)) <= p_before * 1.001
+        order = np.argsort(a["x"])
+        gap = a["x"][order[1]] - a["x"][order[0]] - 0.5 * (a["length"][0] + a["length"][1])
+        overlap = max(overlap, -gap) if crashed_at is not None and k > crashed_at + 4 else 0.0
+    assert crashed_at is not None, "no contact"
+    assert a["crashed"].all(), "both agents must be crashed"
+    assert overlap < 0.05, f"interpenetration {overlap:.3f} m after the impact"
+    assert np.abs(a["speed"]).max() < 0.05 and np.abs(a["lateral_speed"]).max() < 0.05

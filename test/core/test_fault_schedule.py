@@ -2,6 +2,8 @@
 sent in, and the hold-until-due queue every fault target uses."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -63,3 +65,11 @@ def test_held_requests_come_out_at_their_time_in_time_then_arrival_order():
     assert q.due(999) == []
     assert q.due(1_000) == [a]
     assert q.due(10_000) == [b, c] and len(q) == 0
+
+
+def test_the_readme_schedule_example_loads(tmp_path):
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    block = readme.read_text().split("```yaml\nschedule:", 1)[1].split("```", 1)[0]
+    entries = yaml.safe_load("schedule:" + block)["schedule"]
+    s = load_scenario(scenario_with(tmp_path, entries))
+    assert [e.fault for e in s.schedule] == ["PROVOKE_ACCIDENT", "BRAKE_FAILURE", "LINK_DROP"]
