@@ -54,25 +54,25 @@ def path_plot(rec: Recording, lanes: dict[str, np.ndarray], path: Path) -> Path:
     return _save(fig, path)
 
 
-def speed_plot(rec: Recording, path: Path) -> Path:
+def _time_series_plot(rec: Recording, columns: dict[str, int], ylabel: str, path: Path) -> Path:
+    """Columns of the ego state (label -> column) over simulation time, on one axis."""
     fig, ax = plt.subplots(figsize=(9, 3.5))
-    ax.plot(rec.state[:, 0], rec.state[:, 4], label="ego forward speed")
+    for label, col in columns.items():
+        ax.plot(rec.state[:, 0], rec.state[:, col], label=label)
     ax.set_xlabel("simulation time [s]")
-    ax.set_ylabel("speed [m/s]")
+    ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     ax.legend()
     return _save(fig, path)
+
+
+def speed_plot(rec: Recording, path: Path) -> Path:
+    return _time_series_plot(rec, {"ego forward speed": 4}, "speed [m/s]", path)
 
 
 def acceleration_plot(rec: Recording, path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(9, 3.5))
-    ax.plot(rec.state[:, 0], rec.state[:, 7], label="longitudinal")
-    ax.plot(rec.state[:, 0], rec.state[:, 8], label="lateral")
-    ax.set_xlabel("simulation time [s]")
-    ax.set_ylabel("acceleration at the CG [m/s²]")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    return _save(fig, path)
+    return _time_series_plot(rec, {"longitudinal": 7, "lateral": 8},
+                             "acceleration at the CG [m/s²]", path)
 
 
 def controls_plot(rec: Recording, path: Path) -> Path:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vehicle_sim.core.accident.params import part_margin_m_spec, release_s_spec
 from vehicle_sim.core.config import spec
 
 CRASH_CLASSES = ("small", "medium", "large", "van", "light_truck", "heavy_truck")
@@ -68,8 +69,5 @@ class CrashParams:
     stop_speed_mps: float = spec(0.05, unit="m/s", gt=0.0, le=1.0,
                                  doc="a crashed body slower than this (and turning slower than "
                                      "this / 1 m) is at rest")
-    release_s: float = spec(0.5, unit="s", gt=0.0, le=60.0,
-                            doc="a pair apart this long (sim time) ends its contact episode; the "
-                                "next touch is a new (first) contact (as AccidentParams)")
-    part_margin_m: float = spec(0.1, unit="m", ge=0.0, lt=1.0,
-                                doc="reported parts: corner margin as in detect.py")
+    release_s: float = release_s_spec()
+    part_margin_m: float = part_margin_m_spec()

@@ -2,8 +2,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from vehicle_sim.core.config import spec
+
+
+# contact episodes and impact parts mean the same in the detector and in the crash world
+# (CrashParams): one spec each, so the two defaults and bounds cannot drift apart
+def release_s_spec() -> Any:
+    """The ``release_s`` field: how long two bodies are apart before their episode ends."""
+    return spec(0.5, unit="s", gt=0.0, le=60.0,
+                doc="bodies apart this long (sim time) end a contact episode; the next touch is "
+                    "a new (first) contact; a choice: longer than a rebound, shorter than a new "
+                    "approach")
+
+
+def part_margin_m_spec() -> Any:
+    """The ``part_margin_m`` field: the corner band of the impact part (detect.py)."""
+    return spec(0.1, unit="m", ge=0.0, lt=1.0,
+                doc="contact point this close to equidistant from an end and a side face: a "
+                    "corner hit, part unknown (a choice)")
 
 
 @dataclass(frozen=True)
@@ -14,12 +32,8 @@ class AccidentParams:
                              doc="ego vehicle file (box length and width), relative to config/")
     ego_name: str = spec("ego", doc="actor/victim name of the ego vehicle")
     frame_id: str = spec("map", doc="frame of the event position (odom = map, REP-105 identity)")
-    release_s: float = spec(0.5, unit="s", gt=0.0, le=60.0,
-                            doc="boxes apart this long (sim time) end a contact episode; a "
-                                "choice: longer than a rebound, shorter than a new approach")
-    part_margin_m: float = spec(0.1, unit="m", ge=0.0, lt=1.0,
-                                doc="contact point this close to equidistant from an end and a "
-                                    "side face: a corner hit, part unknown (a choice)")
+    release_s: float = release_s_spec()
+    part_margin_m: float = part_margin_m_spec()
     agent_timeout_s: float = spec(0.5, unit="s", gt=0.0,
                                   doc="a traffic shard silent this long (sim time): its "
                                       "agents are dropped")
