@@ -139,3 +139,17 @@ def test_only_with_filters_agent_pairs_and_bad_input_is_refused():
     assert len(det.update(T0, [ego, a1, a2])) == 1
     with pytest.raises(ValueError, match="non-finite"):
         det.update(T0, [car("x", math.nan, 0.0, 0.0), ego])
+
+
+def test_statics_are_checked_in_their_own_pass():
+    """A building's size does not coarsen the vehicles' grid; a car into a tree is a contact,
+    a car beside a building is not."""
+    tree = Body("static/tree", 10.0, 0.0, 0.0, 0.8, 0.8)
+    building = Body("static/bldg", 0.0, 60.0, 0.0, 100.0, 100.0)  # south face at y = 10
+    d = AccidentDetector()
+    far = car("a", 0.0, 0.0, 0.0, speed=5.0)
+    assert d.update(T0, [far], statics=[tree, building]) == []
+    hit = car("a", 10.0 - 0.5 * L + 0.1, 0.0, 0.0, speed=5.0)
+    (c,) = d.update(T0 + 10**8, [hit], statics=[tree, building])
+    assert (c.actor, c.victim, c.actor_part) == ("a", "static/tree", PART_FRONT)
+    assert c.impact_speed_mps == pytest.approx(5.0)

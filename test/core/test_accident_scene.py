@@ -120,3 +120,24 @@ def test_a_provoked_agent_rear_ends_a_stopped_one_through_the_crash_world():
     assert a["crashed"].all(), "both agents must be crashed"
     assert overlap < 0.05, f"interpenetration {overlap:.3f} m after the impact"
     assert np.abs(a["speed"]).max() < 0.05 and np.abs(a["lateral_speed"]).max() < 0.05
+
+
+def test_the_ego_pushes_an_agent_in_the_traffic_crash_world_and_is_not_taken_over():
+    """The ego is a prescribed body: its contact crashes the agent it hits (the agent takes
+    the push), the ego itself is never handed to the traffic (its physics are the dynamics
+    node's)."""
+    from test.core.test_traffic_instructor import Y1, road, sim_on, uid
+
+    from vehicle_sim.core.traffic import agents as ag
+    sim = sim_on(road())
+    i = sim.spawn(0, 200.0, speed=0.0, profile=ag.MODERATE)
+    sim.instruct(uid(sim, i), "stop_in_lane")
+    crashes = TrafficCrashes(sim)
+    x = 190.0
+    for k in range(1, 60):
+        x += 8.0 * 0.05  # the ego at 8 m/s into the stopped agent's rear
+        crashes.step(k * 50_000_000, 0.05, (x, Y1, 0.0, 8.0))
+        sim.step(0.05, (x, Y1, 0.0, 8.0))
+    a = sim.agents()
+    assert a["crashed"][0] and a["x"][0] > 200.5, "the agent was pushed and crashed"
+    assert len(a["uid"]) == 1

@@ -48,6 +48,7 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
 
 STATIC = "static/"
+MAX_FAULTED_AGENTS = 10_000  # agents whose instructor fault id is remembered
 
 
 def agent_name(agent_id: int) -> str:
@@ -111,6 +112,7 @@ class AccidentNode(Node):
         self.agents = AgentSnapshots()
         self.events = 0
         self.fault_of: dict[str, int] = {}  # agent name -> last instructor fault id on it
+        self._last_ns: dict[int, int] = {}  # detector -> its last sample time
         self.statics = ([static_body(o) for o in load_map(config_path(self.p.map_file))
                          .static_objects] if self.p.map_file else [])
         template = (load_template(config_path(self.p.accident_template))
@@ -132,16 +134,16 @@ class AccidentNode(Node):
         self.agents.update(msg)
         for a in msg.agents:  # the instructor's fault on an agent, kept after it ended
             if a.fault_id:
+                if len(self.fault_of) >= MAX_FAULTED_AGENTS:  # bounded: forget the oldest
+                    self.fault_of.pop(next(iter(self.fault_of)))
                 self.fault_of[agent_name(a.id)] = a.fault_id
         if self.p.agents_vs_agents:  # agent pairs at the array's own stamp, not extrapolated
             t_ns = conv.to_ns(msg.header.stamp)
-            self._detect(self.between_agents, t_ns, self._agent_bodies(t_ns) + self.statics,
-                         None)
+            self._detect(self.between_agents, t_ns, self._agent_bodies(t_ns), None)
 
     def _on_state(self, msg: VehicleState) -> None:
         t_ns = conv.to_ns(msg.header.stamp)
-        bodies = [ego_body(msg, self.p.ego_name, *self.ego_size), *self._agent_bodies(t_ns),
-                  *self.statics]
+        bodies = [ego_body(msg, self.p.ego_name, *self.ego_size), *self._agent_bodies(t_ns)]
         self._detect(self.with_ego, t_ns, bodies, self.p.ego_name)
 
     def _agent_bodies(self, t_ns: int) -> list[Body]:
@@ -155,7 +157,10 @@ class AccidentNode(Node):
     def _detect(self, detector: AccidentDetector, t_ns: int, bodies: list[Body],
                 only_with: str | None) -> None:
         try:
-            found = detector.update(t_ns, bodies, only_with)
+            if t_ns < self._last_ns.get(id(detector), -1):  # a new run: episodes start over
+                detector.reset()
+            self._last_ns[id(detector)] = t_ns
+            found = detector.update(t_ns, bodies, only_with, self.statics)
         except ValueError as exc:
             self.get_logger().warning(f"detection skipped: {exc}", throttle_duration_sec=5.0)
             return

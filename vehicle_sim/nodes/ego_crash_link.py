@@ -36,7 +36,9 @@ def agent_arrays(current: list) -> AgentArrays:
         yaw = conv.rpy_from_quaternion(a.pose.orientation)[2]
         out.ids[i], out.stamp_ns[i] = a.id, stamp_ns
         out.pose[i] = (a.pose.position.x, a.pose.position.y, yaw)
-        out.vel[i] = (a.speed * math.cos(yaw), a.speed * math.sin(yaw), a.yaw_rate)
+        c, s = math.cos(yaw), math.sin(yaw)  # body-frame speed and lateral_speed (sliding)
+        out.vel[i] = (c * a.speed - s * a.lateral_speed, s * a.speed + c * a.lateral_speed,
+                      a.yaw_rate)
         out.size[i] = (a.length, a.width)
         out.crash_class[i] = _KIND_CLASS[a.kind] if a.kind < len(_KIND_CLASS) else 0
     ok = np.isfinite(out.pose).all(axis=1) & np.isfinite(out.vel).all(axis=1) & \

@@ -65,6 +65,7 @@ class StatusLink:
     def __init__(self, node: Node, target: str, now_ns: Callable[[], int]):
         self.node, self.target, self.now_ns = node, target, now_ns
         self.pending = PendingFaults()
+        self._released_ns = 0
         self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
                                  qos.FAULT_COMMAND)
@@ -101,6 +102,9 @@ class StatusLink:
 
     def release(self, t_ns: int) -> None:
         """Simulation time is ``t_ns``: apply the held commands that are due."""
+        if t_ns < self._released_ns:  # sim time went back (a new run): nothing held is due
+            self.pending.clear()
+        self._released_ns = t_ns
         for req in self.pending.due(t_ns) if len(self.pending) else ():
             self.report(t_ns, self.command(req), code=CODE_OF.get(req.kind, 0))
 

@@ -3,8 +3,8 @@
 Each entry goes out on ``faults/command`` ``PUBLISH_LEAD_S`` of simulation time before it is due,
 with ``at`` set, so the node owning its target applies it at its own first step with t >= at.
 The fault names were checked against FaultCommand's constants when the node started. A node
-that starts late (a respawn) skips the entries due more than ``LATE_S`` before its clock's first
-reading (its previous life sent them, or their time is gone); later ones apply on receipt.
+whose clock first reads later than ``LATE_S`` (a respawn) skips the entries it would have sent by
+then: its previous life sent them, or their time is gone.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 
 CHECK_PERIOD_S = 0.1  # sim time between looks at the schedule (<< PUBLISH_LEAD_S)
-LATE_S = 1.0  # a first clock reading later than this after an entry: a restart, skip it
+LATE_S = 1.0  # a first clock reading later than this: a restart (a start reads ~CHECK_PERIOD_S)
 
 
 def command_of(entry: ScheduledFault) -> FaultCommand:
@@ -52,10 +52,12 @@ class SchedulePublisher:
             return
         if not self._started:
             self._started = True
-            past = [e for e in self._left if e.at_ns < now_ns - round(LATE_S * 1e9)]
+            late = now_ns > round(LATE_S * 1e9)
+            past = [e for e in self._left if late and e.at_ns - round(PUBLISH_LEAD_S * 1e9)
+                    <= now_ns]
             if past:  # sent by this node's previous life
                 self._left = self._left[len(past):]
-                self.node.get_logger().warning(f"schedule: {len(past)} entries due before "
+                self.node.get_logger().warning(f"schedule: {len(past)} entries sent before "
                                                f"t={now_ns * 1e-9:.3f} s skipped (restarted)")
         lead_ns = round(PUBLISH_LEAD_S * 1e9)
         while self._left and self._left[0].at_ns - lead_ns <= now_ns:

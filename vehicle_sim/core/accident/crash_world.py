@@ -87,14 +87,14 @@ class CrashWorld:
         vv, vs = self._drop_resting(bodies, vv, vs, t_ns)
         sub = Substepper(self, bodies, vv, vs)
         sub.run(dt_s)
-        rows = sorted(set(sub.touched_rows) | {i for i in range(len(bodies.ids))
-                                               if int(bodies.ids[i]) in self.crashed
-                                               and bodies.mode[i] == DYNAMIC})
+        crashed = np.isin(bodies.ids, np.fromiter(self.crashed, np.int64, len(self.crashed)))
+        rows = set(sub.touched_rows) | set(np.flatnonzero(crashed).tolist())
+        rows = sorted(r for r in rows if bodies.mode[r] == DYNAMIC)  # not the prescribed ego
         rows = np.array(rows, dtype=np.int64)
         pose, vel = bodies.pose.copy(), bodies.vel.copy()
         if len(sub.rows):
             pose[sub.rows], vel[sub.rows] = sub.pose, sub.vel
-        lone = np.array([i for i in rows if i not in set(sub.rows.tolist())], dtype=np.int64)
+        lone = rows[~np.isin(rows, sub.rows)]
         if len(lone):  # crashed, not near anything: pure sliding over the whole step
             self._slide(bodies, lone, pose, vel, dt_s)
         for r in sub.touched_rows:

@@ -201,14 +201,21 @@ class AccidentDetector:
         z = np.zeros(2)
         overlapping_pairs(z, z + 1.0, z, z + 1.0, z + 1.0, 10.0)
 
+    def reset(self) -> None:
+        """Forget every episode and previous sample (a new run)."""
+        self._last_seen.clear()
+        self._before.clear()
+
     @property
     def active_pairs(self) -> set[tuple[str, str]]:
         """Pairs (names sorted) whose contact episode is still open."""
         return set(self._last_seen)
 
-    def update(self, t_ns: int, bodies: list[Body], only_with: str | None = None
-               ) -> list[Contact]:
-        """New contacts among ``bodies`` at sim time t_ns [ns] (names must be unique).
+    def update(self, t_ns: int, bodies: list[Body], only_with: str | None = None,
+               statics: list[Body] = ()) -> list[Contact]:
+        """New contacts among ``bodies`` and between them and ``statics`` (fixed bodies, e.g.
+        the map's objects, checked in a pass of their own: a building's size would coarsen the
+        vehicles' grid) at sim time t_ns [ns] (names must be unique).
 
         only_with: if given, only pairs that include the body of that name are checked.
         """
@@ -218,8 +225,9 @@ class AccidentDetector:
             if not all(math.isfinite(v) for v in vals) or b.length_m <= 0 or b.width_m <= 0:
                 raise ValueError(f"body {b.name!r}: non-finite value or empty box: {b}")
         new: list[Contact] = []
-        for i, j in self._candidates(bodies):
-            a, b = bodies[i], bodies[j]
+        pairs = [(bodies[i], bodies[j]) for i, j in self._candidates(bodies)]
+        pairs += self._static_candidates(bodies, statics)
+        for a, b in pairs:
             if only_with is not None and only_with not in (a.name, b.name):
                 continue
             key = tuple(sorted((a.name, b.name)))
@@ -235,6 +243,20 @@ class AccidentDetector:
                            if t_ns - t < self.release_ns}
         self._before = {b.name: b for b in bodies}
         return new
+
+    @staticmethod
+    def _static_candidates(bodies: list[Body], statics: list[Body]) -> list[tuple[Body, Body]]:
+        """(body, static) pairs whose bounding circle and axis-aligned box overlap."""
+        if not bodies or not statics:
+            return []
+        v = np.array([(b.x_m, b.y_m, 0.5 * math.hypot(b.length_m, b.width_m)) for b in bodies])
+        st = np.array([(o.x_m, o.y_m, 0.5 * (o.length_m * abs(math.cos(o.yaw_rad))
+                                             + o.width_m * abs(math.sin(o.yaw_rad))),
+                        0.5 * (o.length_m * abs(math.sin(o.yaw_rad))
+                               + o.width_m * abs(math.cos(o.yaw_rad)))) for o in statics])
+        near = (np.abs(v[:, None, 0] - st[None, :, 0]) <= v[:, None, 2] + st[None, :, 2]) & \
+            (np.abs(v[:, None, 1] - st[None, :, 1]) <= v[:, None, 2] + st[None, :, 3])
+        return [(bodies[i], statics[j]) for i, j in zip(*np.nonzero(near), strict=True)]
 
     @staticmethod
     def _candidates(bodies: list[Body]) -> np.ndarray:

@@ -71,6 +71,7 @@ class AccidentScene:
         self._kinds = self.fleet.state().kind
         self._crashed: dict[int, np.ndarray] = {}  # index -> (x, y, yaw, vx, vy, yaw_rate)
         self._moved: set[str] = set()  # moved by the crash world over the current step
+        self._started = False  # before start_s the vehicles stand at their run-up start
         # the last planned collision of each vehicle, as actor or victim [s, fleet clock]
         self._last_collision_s = {n: max((c.time_s for c in self.fleet.collisions
                                           if n in (c.actor, c.victim)), default=0.0)
@@ -87,6 +88,7 @@ class AccidentScene:
         vehicles the crash world moved over this step excepted)."""
         if t_ns > self.start_ns:
             self.fleet.step(dt_s, frozenset(self._moved))
+            self._started = True
         self._moved.clear()
 
     def params_of(self, k: int) -> VehicleParams:
@@ -97,6 +99,8 @@ class AccidentScene:
         world's)."""
         s = self.fleet.state()
         out = np.column_stack((s.x_m, s.y_m, s.yaw_rad, s.vx_mps, s.vy_mps, s.yaw_rate_radps))
+        if not self._started:  # parked until start_s (the models hold their run-up speed)
+            out[:, 3:] = 0.0
         for k, row in self._crashed.items():
             out[k] = row
         return out

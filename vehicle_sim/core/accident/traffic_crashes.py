@@ -53,12 +53,14 @@ class TrafficCrashes:
     def step(self, t_ns: int, dt_s: float,
              ego: tuple[float, float, float, float] | None) -> list[ContactReport]:
         """The crash world over this traffic step; the contacts (ids: uids, EGO_ID)."""
+        if ego is not None:  # the ego's state is at t; the bodies' at the step's start t - dt
+            x, y, yaw, speed = ego
+            ego = (x - speed * np.cos(yaw) * dt_s, y - speed * np.sin(yaw) * dt_s, yaw, speed)
         bodies = self._bodies(ego)
         if len(bodies.ids) == 0:
             return []
         done = self.world.step(t_ns, dt_s, bodies)
-        touching = {c.a_id for c in done.contacts} | {c.b_id for c in done.contacts}
-        self._take_over(done.ids, done.states, touching)
+        self._take_over(done.ids, done.states)
         self._release_removed()
         return done.contacts
 
@@ -99,12 +101,11 @@ class TrafficCrashes:
                           yaw_inertia_kgm2=np.concatenate(cols["inertia"]),
                           crash_class=np.concatenate(cols["class"]).astype(np.int64))
 
-    def _take_over(self, ids: np.ndarray, states: np.ndarray, touching: set[int]) -> None:
+    def _take_over(self, ids: np.ndarray, states: np.ndarray) -> None:
         scripted = np.isin(ids, self.scene.uids) if self.scene is not None \
             else np.zeros(len(ids), dtype=bool)
         for uid, row in zip(ids[scripted], states[scripted], strict=True):
-            owned = self.scene.take_over(int(uid), row)
-            if not owned and int(uid) not in touching:  # driven on: not crashed here
+            if not self.scene.take_over(int(uid), row):  # driven on: not crashed here
                 self.world.release(int(uid))
         agents, rows = ids[~scripted], states[~scripted]
         if len(agents) == 0:

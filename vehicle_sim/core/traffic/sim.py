@@ -331,7 +331,8 @@ class TrafficSim:
             return np.zeros((0, ag.N_REC))
         ai, af = self.store.ai, self.store.af
         sec = self.sectors.of(af[lay.AF_X], af[lay.AF_Y])
-        idx = np.flatnonzero((ai[lay.AI_ACTIVE] == lay.OWNED) & ~np.isin(sec, self.owned))
+        idx = np.flatnonzero((ai[lay.AI_ACTIVE] == lay.OWNED) & ~np.isin(sec, self.owned)
+                             & (ai[lay.AI_CRASHED] == 0))  # a crashed one stays: its crash world
         rec = ag.pack(self.store, idx)
         self._remove(np.isin(np.arange(self.store.capacity), idx))
         return rec
