@@ -56,18 +56,21 @@ def test_engine_cut_leaves_no_drive_and_stuck_steering_holds_the_angle():
     assert (out.steer_rad, out.throttle, out.brake) == (0.05, 0.3, 0.1)
 
 
-def test_duration_counts_simulation_steps_and_clear_restores_the_car():
+def stepped_with_fault(request: FaultRequest, at_ns: int = 0, throttle: float = 0.0
+                       ) -> tuple[SimLoop, list[tuple[int, str, str]]]:
+    """A paused loop given ``request`` (for ``at_ns``), then stepped exactly 10 times; the
+    fault changes it reported (t_ns, kind, state)."""
     loop = SimLoop(make_model("single_track", CAR, "rk4"), DynamicsParams(mode="fast"))
     changes: list[tuple[int, str, str]] = []
     hooks = Hooks(after_step=lambda k, t: None, status=lambda s: None,
                   faults_changed=lambda t, cs: changes.extend((t, c.kind, c.state) for c in cs))
-    loop.set_command(Controls(throttle=1.0))
+    loop.set_command(Controls(throttle=throttle))
     loop.pause(True)
     stop = threading.Event()
     thread = threading.Thread(target=loop.run, args=(stop, hooks))
     thread.start()
     try:
-        loop.request_fault(FaultRequest(7, "engine_cut", duration_s=0.004))
+        loop.request_fault(request, at_ns)
         loop.request_steps(10)
         for _ in range(300):
             if loop.k >= 10:
@@ -76,29 +79,19 @@ def test_duration_counts_simulation_steps_and_clear_restores_the_car():
     finally:
         stop.set()
         thread.join(timeout=2)
+    return loop, changes
+
+
+def test_duration_counts_simulation_steps_and_clear_restores_the_car():
+    loop, changes = stepped_with_fault(FaultRequest(7, "engine_cut", duration_s=0.004),
+                                       throttle=1.0)
     assert changes == [(0, "engine_cut", "active"), (4_000_000, "engine_cut", "cleared")]
     assert not loop.faults.active and loop.k == 10
 
 
 def test_a_fault_for_a_later_time_applies_at_that_step():
-    loop = SimLoop(make_model("single_track", CAR, "rk4"), DynamicsParams(mode="fast"))
-    changes: list[tuple[int, str, str]] = []
-    hooks = Hooks(after_step=lambda k, t: None, status=lambda s: None,
-                  faults_changed=lambda t, cs: changes.extend((t, c.kind, c.state) for c in cs))
-    loop.pause(True)
-    stop = threading.Event()
-    thread = threading.Thread(target=loop.run, args=(stop, hooks))
-    thread.start()
-    try:
-        loop.request_fault(FaultRequest(3, "engine_cut", duration_s=0.002), at_ns=6_000_000)
-        loop.request_steps(10)
-        for _ in range(300):
-            if loop.k >= 10:
-                break
-            threading.Event().wait(0.01)
-    finally:
-        stop.set()
-        thread.join(timeout=2)
+    _, changes = stepped_with_fault(FaultRequest(3, "engine_cut", duration_s=0.002),
+                                    at_ns=6_000_000)
     assert changes == [(6_000_000, "engine_cut", "active"), (8_000_000, "engine_cut", "cleared")]
 
 

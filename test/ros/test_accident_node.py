@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import pytest
-import yaml
 from rosgraph_msgs.msg import Clock
 from vehicle_sim.msg import (
     AccidentEvent,
@@ -17,6 +16,7 @@ from vehicle_sim.msg import (
     VehicleState,
 )
 
+from test.core.test_fault_schedule import scenario_with
 from vehicle_sim.core.fault_schedule import PUBLISH_LEAD_S
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -100,16 +100,8 @@ def test_overlaps_give_one_event_each_with_parts_and_stamp(ros_node, start_node,
     assert e.impact_speed == pytest.approx(5.0, abs=1e-6)
 
 
-def scenario_file(tmp_path, schedule) -> str:
-    data = yaml.safe_load(config_path("scenarios/urban.yaml").read_text())
-    data["schedule"] = schedule
-    path = tmp_path / "scheduled.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
-
-
 def test_the_schedule_is_sent_ahead_of_its_sim_time(ros_node, start_node, tmp_path):
-    path = scenario_file(tmp_path, [
+    path = scenario_with(tmp_path, [
         {"at_s": 10.0, "target": "traffic", "fault": "STEERING_STUCK", "id": 7, "channel": "3",
          "duration_s": 2.5},
         {"at_s": 2.5, "target": "vehicle", "fault": "BRAKE_FAILURE", "id": 4, "value": 0.25}])
@@ -139,5 +131,5 @@ def test_the_schedule_is_sent_ahead_of_its_sim_time(ros_node, start_node, tmp_pa
 
 
 def test_an_unknown_fault_in_the_schedule_refuses_to_start(assert_refuses, tmp_path):
-    path = scenario_file(tmp_path, [{"at_s": 1.0, "target": "gps", "fault": "EXPLODE", "id": 1}])
+    path = scenario_with(tmp_path, [{"at_s": 1.0, "target": "gps", "fault": "EXPLODE", "id": 1}])
     assert_refuses("accident_node", {"scenario": path}, "unknown fault 'EXPLODE'")
