@@ -3,11 +3,12 @@
 accidents/damage, and sim/reset clears the damage."""
 from __future__ import annotations
 
+import json
 import math
 
 from std_srvs.srv import Trigger
-
 from vehicle_sim.msg import VehicleControl, VehicleDamage, VehicleState
+
 from vehicle_sim.nodes import qos
 
 WALL_FACE_X_M = -15.0 + 0.25  # east face of barrier0 (config/maps/urban_grid.yaml)
@@ -64,3 +65,23 @@ def test_driven_into_the_barrier_the_ego_stops_there_and_reports_damage(ros_node
 
 def test_a_missing_map_file_refuses_to_start(assert_refuses):
     assert_refuses("dynamics_node", {"map_file": "maps/no_such_map.yaml"}, "no_such_map")
+
+
+def test_the_run_summary_lists_the_damage(ros_node, start_node, tmp_path):
+    """The monitor keeps the latest VehicleDamage of each body and writes it to the summary."""
+    pub = ros_node.create_publisher(VehicleDamage, "accidents/damage", qos.LATCHED)
+    node = start_node("sim_monitor", params={"record_dir": str(tmp_path)})
+    ros_node.spin_until(lambda: pub.get_subscription_count() > 0, what="monitor up")
+    hit = VehicleDamage(body="ego")
+    hit.impulse[VehicleDamage.PART_FRONT_CENTRE] = 12_000.0
+    hit.level[VehicleDamage.PART_FRONT_CENTRE] = VehicleDamage.LEVEL_SEVERE
+    pub.publish(hit)
+    for _ in range(20):  # 1 s for the sample to arrive
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    out = node.stop()
+    summary = json.loads(next(tmp_path.glob("summary-*.json")).read_text())
+    ego = summary["damage"]["ego"]
+    assert ego["level"][VehicleDamage.PART_FRONT_CENTRE] == VehicleDamage.LEVEL_SEVERE
+    assert ego["impulse_ns"][VehicleDamage.PART_FRONT_CENTRE] == 12_000.0
+    assert "front_centre severe" in out
+    ros_node.destroy_publisher(pub)

@@ -14,8 +14,16 @@ from pathlib import Path
 
 from rclpy.node import Node
 
+from vehicle_sim.core.accident.damage import LEVEL_NAMES
+from vehicle_sim.core.accident.damage import PART_NAMES as DAMAGE_PARTS
 from vehicle_sim.core.run_summary import MonitorParams, RunSummary
-from vehicle_sim.msg import AccidentEvent, SimStatus, TrafficAgentArray, VehicleState
+from vehicle_sim.msg import (
+    AccidentEvent,
+    SimStatus,
+    TrafficAgentArray,
+    VehicleDamage,
+    VehicleState,
+)
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import to_ns
 from vehicle_sim.nodes.main import run
@@ -41,6 +49,9 @@ class MonitorNode(Node):
         self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
         self.create_subscription(AccidentEvent, "accidents", self._on_accident, qos.EVENT)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents, qos.STREAM)
+        # the latest damage of each body (latched: a restarted monitor gets the current one)
+        self.damage: dict[str, dict[str, list]] = {}
+        self.create_subscription(VehicleDamage, "accidents/damage", self._on_damage, qos.LATCHED)
         if os.environ.get(PROGRESS_ENV) == "1":
             self._progress_timer = threading.Timer(PROGRESS_PERIOD_S, self._progress)
             self._progress_timer.daemon = True
@@ -97,6 +108,11 @@ class MonitorNode(Node):
                 "position_m": [msg.position.x, msg.position.y], "source": int(msg.source),
                 "fault_id": int(msg.fault_id)})
 
+    def _on_damage(self, msg: VehicleDamage) -> None:
+        if len(self.damage) < MAX_ACCIDENT_DETAILS or msg.body in self.damage:
+            self.damage[msg.body] = {"impulse_ns": [float(v) for v in msg.impulse],
+                                     "level": [int(v) for v in msg.level]}
+
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         self.summary.traffic_agents_max = max(self.summary.traffic_agents_max, len(msg.agents))
 
@@ -104,12 +120,16 @@ class MonitorNode(Node):
         self.summary.wall_time_s = time.monotonic() - self._wall0
         self.summary.notes.append(reason)
         text = self.summary.text()
+        for body, d in self.damage.items():  # parts hit, by VehicleDamage level
+            hit = [f"{DAMAGE_PARTS[k]} {LEVEL_NAMES[lv]}" for k, lv in enumerate(d["level"]) if lv]
+            text += f"\n{'damage ' + body:>22}: {', '.join(hit) or 'none'}"
         if self.p.record_dir:
             out = Path(self.p.record_dir)
             out.mkdir(parents=True, exist_ok=True)
             path = out / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
             data = self.summary.as_dict()
             data["accident_details"] = self.accident_details  # parts: AccidentEvent.PART_*
+            data["damage"] = self.damage  # per body: VehicleDamage parts (impulse, level)
             path.write_text(json.dumps(data, indent=2))
             text += f"\n{'written to':>22}: {path}"
         return text
