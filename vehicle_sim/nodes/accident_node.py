@@ -168,11 +168,13 @@ class AccidentNode(Node):
             self.events += 1
             fault = self.fault_of.get(c.actor) or self.fault_of.get(c.victim, 0)
             scripted = frozenset((c.actor, c.victim)) in self.planned
-            self.pub.publish(event_msg(c, self.events, self.p.frame_id, fault, scripted))
+            msg = event_msg(c, self.events, self.p.frame_id, fault, scripted)
+            self.pub.publish(msg)
             self.get_logger().info(
-                f"accident {self.events} at t={c.t_ns * 1e-9:.3f} s: {c.actor} "
-                f"({PART_NAMES[c.actor_part]}) -> {c.victim} ({PART_NAMES[c.victim_part]}), "
-                f"{c.impact_speed_mps:.1f} m/s at ({c.position_m[0]:.1f}, {c.position_m[1]:.1f})")
+                f"accident {self.events} at t={c.t_ns * 1e-9:.3f} s: {msg.actor} "
+                f"({PART_NAMES[msg.actor_part]}) -> {msg.victim} ({PART_NAMES[msg.victim_part]}), "
+                f"{msg.impact_speed:.1f} m/s at ({msg.position.x:.1f}, {msg.position.y:.1f})"
+                + (f", instructor fault {fault}" if fault else ""))
 
 
 def main(args: list[str] | None = None) -> int:
