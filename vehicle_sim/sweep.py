@@ -14,6 +14,7 @@ import os
 import queue
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
@@ -60,6 +61,7 @@ def run_seed(options: argparse.Namespace, seed: int, domains: queue.Queue) -> di
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "run.log"
     domain = domains.get()
+    started = time.time()  # a reused --out folder keeps older summaries: only this run's count
     try:
         with open(log, "w") as out:
             code = subprocess.run(run_command(options, seed, folder, domain), stdout=out,
@@ -67,7 +69,8 @@ def run_seed(options: argparse.Namespace, seed: int, domains: queue.Queue) -> di
     finally:
         domains.put(domain)
     row = {"seed": seed, "exit_code": code, "status": "ok" if code == 0 else f"failed ({code})"}
-    summaries = sorted(folder.glob("summary-*.json"))
+    summaries = sorted(p for p in folder.glob("summary-*.json")
+                       if p.stat().st_mtime >= started - 1.0)
     if summaries:
         summary = json.loads(summaries[-1].read_text())
         row.update({k: summary.get(k, "") for k in COLUMNS if k in summary})

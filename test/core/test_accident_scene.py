@@ -141,3 +141,4 @@ def test_the_ego_pushes_an_agent_in_the_traffic_crash_world_and_is_not_taken_ove
     a = sim.agents()
     assert a["crashed"][0] and a["x"][0] > 200.5, "the agent was pushed and crashed"
     assert len(a["uid"]) == 1
+

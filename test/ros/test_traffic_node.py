@@ -353,6 +353,7 @@ def test_agent_encoder_bytes_equal_the_message_objects():
     a["lane"] = np.arange(len(a["uid"])) % len(names)
     a["lane"][7::11] = -1  # off the network (crashed, scripted): lane_id ""
     a["lateral_speed"] = np.linspace(-3.0, 3.0, len(a["uid"]))  # sliding (crashed) agents
+    a["kind"] = np.arange(len(a["uid"])) % 4  # scripted trucks, vans, buses
     encoder = tm.AgentEncoder(names)
 
     def round_trip(msg):  # float32 fields rounded as on the wire
@@ -370,6 +371,7 @@ def test_agent_encoder_bytes_equal_the_message_objects():
     msg = ref.agents[1]  # spot check against the core arrays
     assert msg.pose.position.x == a["x"][1] and msg.owner == 1 and msg.ghost is False
     assert (msg.fault_id, ref.agents[5].fault_id) == (0, 70_005)
+    assert (msg.kind, ref.agents[3].kind) == (TrafficAgent.KIND_TRUCK, TrafficAgent.KIND_VAN)
     assert msg.lane_id == "lanex"
     assert msg.profile == (2 - a["profile"][1])  # core 0 aggressive -> PROFILE_AGGRESSIVE 2
 
@@ -412,3 +414,23 @@ def test_malformed_files_refuse_to_start_naming_file_and_key(assert_refuses, tmp
     else:
         params.update(shard_index=2, shard_count=2)
     assert_refuses("traffic_node", params, words)
+
+
+def test_scripted_vehicles_join_the_agents_with_their_kind():
+    """002 scene vehicles go out with the traffic agents (traffic_msgs.join_agents): their ids,
+    their kind, no speed before the scene starts."""
+    from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
+    from vehicle_sim.core.traffic.sim import TrafficSim
+    from vehicle_sim.core.vehicle.params import load_vehicle
+    from vehicle_sim.nodes import traffic_msgs as tm
+    vehicles = {k: load_vehicle(config_path(f)) for k, f in VEHICLE_FILES.items()}
+    scene = AccidentScene(config_path("accidents/a4.yaml"), vehicles, start_s=1.0)
+    sim = TrafficSim.from_files(config_path("maps/crossroad.yaml"))
+    sim.spawn(0, 10.0, speed=5.0)
+    a = tm.join_agents(sim.agents(), scene.agents())
+    assert len(a["uid"]) == 3 and list(a["kind"]) == [TrafficAgent.KIND_CAR] * 3
+    assert list(a["uid"][1:]) == list(scene.uids) and a["speed"][0] == 5.0
+    assert np.all(a["speed"][1:] == 0.0), "parked until start_s"
+    msg = tm.agents_msg(a, np.zeros(3, dtype=int), sim.network.lane_names, 0, "map")
+    assert [m.id for m in msg.agents[1:]] == [0xFF000000, 0xFF000001]
+    assert msg.agents[1].lane_id == ""

@@ -68,10 +68,20 @@ def agent_ids(uid: np.ndarray) -> np.ndarray:
 
 
 def join_agents(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Agents of ``a`` then ``b`` (same keys as TrafficSim.agents(); ``b`` may lack some: zeros)."""
-    n = len(b["uid"])
-    return {k: np.concatenate((v, b[k] if k in b else np.zeros(n, dtype=v.dtype)))
-            for k, v in a.items()}
+    """Agents of ``a`` then ``b`` (keys of TrafficSim.agents(); a key one side lacks is zeros
+    there: KIND_CAR, no fault)."""
+    na, nb = len(a["uid"]), len(b["uid"])
+
+    def column(d: dict, k: str, n: int, like: np.ndarray) -> np.ndarray:
+        return d[k] if k in d else np.zeros(n, dtype=like.dtype)
+    return {k: np.concatenate((column(a, k, na, (b | a)[k]), column(b, k, nb, (a | b)[k])))
+            for k in a.keys() | b.keys()}
+
+
+def kinds(a: dict[str, np.ndarray]) -> np.ndarray:
+    """TrafficAgent.kind per agent: ``a["kind"]`` when given (scripted trucks), else KIND_CAR."""
+    return np.asarray(a.get("kind", np.full(len(a["uid"]), TrafficAgent.KIND_CAR)),
+                      dtype=np.uint8)
 
 
 def fault_ids(a: dict[str, np.ndarray]) -> np.ndarray:
@@ -93,11 +103,11 @@ def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str
             a["speed"].tolist(), a["yaw_rate"].tolist(), a["accel"].tolist(),
             a["length"].tolist(), a["width"].tolist(), a["lane"].tolist(),
             np.asarray(owner).tolist(), a["ghost"].tolist(), fault_ids(a).tolist(),
-            a["lateral_speed"].tolist())
+            a["lateral_speed"].tolist(), kinds(a).tolist())
     agents = []
     for (uid, profile, state, x, y, qz, qw, u, r, acc, length, width, lane, own,
-         ghost, fault, v) in zip(*cols, strict=True):
-        m = TrafficAgent(id=uid, kind=TrafficAgent.KIND_CAR, profile=profile,
+         ghost, fault, v, kind) in zip(*cols, strict=True):
+        m = TrafficAgent(id=uid, kind=kind, profile=profile,
                          state=state, speed=u, lateral_speed=v, yaw_rate=r, acceleration=acc,
                          length=length, width=width, owner=own, ghost=ghost, fault_id=fault,
                          lane_id=lane_names[lane] if lane >= 0 else "")
@@ -162,7 +172,7 @@ class AgentEncoder:
         buf = np.zeros(total, dtype=np.uint8)
         buf[:len(head)] = head
         _put(buf, start, agent_ids(a["uid"]).astype("<u4"))
-        small = np.column_stack((np.full(n, TrafficAgent.KIND_CAR), np.take(
+        small = np.column_stack((kinds(a), np.take(
             PROFILE_TO_MSG, a["profile"]), agent_states(a)))
         _put(buf, start + 4, small.astype(np.uint8))
         half = 0.5 * a["yaw"]

@@ -29,6 +29,7 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 
 # vehicle file of each template kind, relative to config/ (the traffic node loads them)
 VEHICLE_FILES = {"car": "vehicles/medium_car.yaml", "truck": "vehicles/truck.yaml"}
+KIND_CODES = {"car": 0, "truck": 1}  # template kind -> TrafficAgent.KIND_CAR / KIND_TRUCK
 SCRIPTED_OWNER = 255  # owner id of scripted vehicles' uids: message ids 0xFF000000 + k
 SCRIPTED_ID_BASE = SCRIPTED_OWNER << 24  # TrafficAgent.id of vehicle 0 (traffic_msgs.agent_ids)
 UID_BLOCK_BITS = 40  # traffic.sim.UID_BLOCK = 1 << 40
@@ -138,4 +139,5 @@ class AccidentScene:
                 "lane": np.full(n, -1, dtype=np.int64), "s": np.zeros(n),
                 "profile": np.ones(n, dtype=np.int64), "dynamic": np.ones(n, dtype=np.int64),
                 "length": size[:, 0], "width": size[:, 1], "ghost": np.zeros(n, dtype=bool),
-                "crashed": crashed, "instruction": np.zeros(n, dtype=np.int64)}
+                "crashed": crashed, "instruction": np.zeros(n, dtype=np.int64),
+                "kind": np.array([KIND_CODES[k] for k in self._kinds], dtype=np.int64)}
