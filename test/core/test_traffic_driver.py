@@ -21,8 +21,8 @@ def _lane(name, offset=-1.75):
     return {"id": name, "offset_m": offset, "width_m": 3.5, "direction": "forward"}
 
 
-def _street(name, x, y, h, length, k=0.0):
-    return {"id": name, "road": name, "lanes": [_lane(name + "_f")],
+def _street(name, x, y, h, length, k=0.0, lanes=None):
+    return {"id": name, "road": name, "lanes": lanes or [_lane(name + "_f")],
             "reference": {"x_m": x, "y_m": y, "heading_rad": h,
                           "pieces": [{"length_m": length, "curvature_1pm": k}]}}
 

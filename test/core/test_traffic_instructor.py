@@ -5,12 +5,13 @@ import math
 import numpy as np
 import pytest
 
+from test.core.test_traffic_driver import _lane, _street, crossing_map, sim_on
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.instructor import InstructionError
 from vehicle_sim.core.traffic.kernels import layout as lay
 from vehicle_sim.core.traffic.mapfile import map_from_dict
 from vehicle_sim.core.traffic.network import Network
-from vehicle_sim.core.traffic.params import LightParams, TrafficParams, ZoneParams
+from vehicle_sim.core.traffic.params import TrafficParams, ZoneParams
 from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.core.units import GRAVITY_MPS2
 
@@ -18,39 +19,9 @@ DT = 0.05
 Y1, Y2 = -1.75, -5.25  # lane centres of the two-lane road (left, right lane)
 
 
-def _lane(name, offset=-1.75):
-    return {"id": name, "offset_m": offset, "width_m": 3.5, "direction": "forward"}
-
-
-def _street(name, x, y, h, length, lanes=None):
-    return {"id": name, "road": name, "lanes": lanes or [_lane(name + "_f")],
-            "reference": {"x_m": x, "y_m": y, "heading_rad": h,
-                          "pieces": [{"length_m": length, "curvature_1pm": 0.0}]}}
-
-
 def road(two_lanes=False) -> dict:
     lanes = [_lane("r_l", Y1), _lane("r_r", Y2)] if two_lanes else None
-    return {"format_version": 1, "streets": [_street("r", 0, 0, 0.0, 2000, lanes)]}
-
-
-def crossing_map() -> dict:
-    """A signalised crossing of an east-west road (a -> b) and a north-south road (c -> d)."""
-    return {"format_version": 1, "streets": [
-        _street("a", -300, 0, 0.0, 290), _street("b", 10, 0, 0.0, 300),
-        _street("c", 0, 300, -math.pi / 2, 290), _street("d", 0, -10, -math.pi / 2, 300)],
-        "nodes": [{"id": "j", "x_m": 0, "y_m": 0, "connections": [
-            {"from_lane": "a_f", "to_lane": "b_f", "probability": 1.0},
-            {"from_lane": "c_f", "to_lane": "d_f", "probability": 1.0}]}],
-        "signals": [{"id": "tl_a", "kind": "traffic_light", "lanes": ["a_f"],
-                     "distance_from_end_m": 3.0},
-                    {"id": "tl_c", "kind": "traffic_light", "lanes": ["c_f"],
-                     "distance_from_end_m": 3.0}]}
-
-
-def sim_on(data: dict, **kw) -> TrafficSim:
-    params = TrafficParams(spread=0.0, zone=ZoneParams(enabled=False),
-                           lights=LightParams(cycle_s=200.0), **kw)
-    return TrafficSim(Network(map_from_dict(data)), params, seed=1)
+    return {"format_version": 1, "streets": [_street("r", 0, 0, 0.0, 2000, lanes=lanes)]}
 
 
 def uid(sim, slot):

@@ -24,6 +24,7 @@ from vehicle_sim.msg import (
 )
 from vehicle_sim.srv import Instruct
 
+from test.ros.test_traffic_node import ego_state
 from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, stamp, to_ns
@@ -68,12 +69,7 @@ class Rig:
         self.agents[to_ns(msg.header.stamp)] = msg
 
     def send_ego(self, t_ns: int, x: float, y: float, yaw: float, speed: float) -> None:
-        msg = VehicleState(child_frame_id="base_link", model="test")
-        msg.header.stamp, msg.header.frame_id = stamp(t_ns), "odom"
-        msg.pose.position.x, msg.pose.position.y = x, y
-        msg.pose.orientation = quaternion_from_rpy(0.0, 0.0, yaw)
-        msg.twist.linear.x = speed
-        self.state.publish(msg)
+        self.state.publish(ego_state(t_ns, x, y, yaw, speed))
 
     def step_to(self, t_ns: int) -> TrafficAgentArray:
         """Tick /clock to t_ns (re-sent every 0.2 s: best effort) until agents of t_ns are in."""

@@ -56,6 +56,16 @@ def warm_numba():
     sim.step(0.05, (50.0, -1.75, 0.0, 5.0))
 
 
+
+def ego_state(t_ns: int, x: float, y: float, yaw: float, speed: float) -> VehicleState:
+    """The ego's state as the dynamics node sends it (pose in odom, speed along x)."""
+    msg = VehicleState(child_frame_id="base_link", model="test")
+    msg.header.stamp, msg.header.frame_id = stamp(t_ns), "odom"
+    msg.pose.position.x, msg.pose.position.y = x, y
+    msg.pose.orientation = quaternion_from_rpy(0.0, 0.0, yaw)
+    msg.twist.linear.x = speed
+    return msg
+
 class Rig:
     """Drives /clock and vehicle/state; collects agents, lights, hand-overs and ghosts."""
 
@@ -92,12 +102,7 @@ class Rig:
         self.clock.publish(Clock(clock=stamp(t_ns)))
 
     def send_ego(self, t_ns: int, x: float, y: float, yaw: float, speed: float) -> None:
-        msg = VehicleState(child_frame_id="base_link", model="test")
-        msg.header.stamp, msg.header.frame_id = stamp(t_ns), "odom"
-        msg.pose.position.x, msg.pose.position.y = x, y
-        msg.pose.orientation = quaternion_from_rpy(0.0, 0.0, yaw)
-        msg.twist.linear.x = speed
-        self.state.publish(msg)
+        self.state.publish(ego_state(t_ns, x, y, yaw, speed))
 
     def wait_matched(self, n: int = 1) -> None:
         """Wait until n traffic nodes subscribe /clock and publish agents and lights."""
