@@ -32,6 +32,26 @@ else
   "${PIP[@]}" install --no-build-isolation "$ROOT[test]" 2> >(grep -v "WARNING: Location" >&2)
   echo "$hash" > "$stamp"
 fi
+# Interface packages a ROS 2 workspace has but no registry carries (interfaces/*: their
+# published definitions), built into the venv only where the package is not installed already,
+# so a real one (a sourced ROS 2) is never shadowed; rebuilt when their sources change.
+for dir in "$ROOT"/interfaces/*/; do
+  pkg=$(basename "$dir")
+  dist="vehicle-sim-iface-${pkg//_/-}"
+  istamp="$VENV/.iface-$pkg"
+  ihash=$(cd "$dir" && find . "$ROOT/cmake" -type f -print0 | sort -z | xargs -0 sha1sum | sha1sum | cut -c1-40)
+  if [ -f "$istamp" ] && [ "$(cat "$istamp")" = "$ihash" ]; then
+    continue
+  fi
+  if ! "$VENV/bin/python" -m pip show -q "$dist" >/dev/null 2>&1 \
+      && "$VENV/bin/python" -c "import $pkg.msg" >/dev/null 2>&1; then
+    echo "[setup] $pkg is installed (not ours): using it"
+    continue
+  fi
+  echo "[setup] building $pkg from its published definitions"
+  "${PIP[@]}" install --no-build-isolation --no-deps "$dir" 2> >(grep -v "WARNING: Location" >&2)
+  echo "$ihash" > "$istamp"
+done
 # the ament index of the wheels lives in the venv: let ament_index_python find it
 export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 # DDS on loopback only, on a domain of our own (see README, "Networking")

@@ -40,6 +40,9 @@ def test_executables_launch_and_config_are_installed(install):
     assert (share / "launch" / "urban.launch.py").is_file()
     assert (share / "config" / "scenarios" / "urban.yaml").is_file()
     assert (share / "msg" / "VehicleState.msg").is_file()
+    # the published interface packages under interfaces/ are for the pip path only: in a
+    # workspace the real ones are used, never shadowed by ours
+    assert sorted(p.name for p in install.parent.iterdir() if p.is_dir()) == ["vehicle_sim"]
 
 
 def test_installed_node_runs_with_generated_messages(install):
