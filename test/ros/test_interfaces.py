@@ -50,11 +50,10 @@ def idl_type(ros_type: str, package: str) -> str:
 def test_generated_types_match_their_definitions(package, kind, name, sections):
     module = importlib.import_module(f"{package}.{kind}")
     interface = getattr(module, name)
-    parts = [getattr(interface, part) for part in
-             {"msg": [], "srv": ["Request", "Response"], "action": ["Goal", "Result", "Feedback"]}[kind]]
-    parts = parts or [interface]
+    names = {"msg": [], "srv": ["Request", "Response"], "action": ["Goal", "Result", "Feedback"]}
+    parts = [getattr(interface, part) for part in names[kind]] or [interface]
     assert len(parts) == len(sections)
-    for cls, lines in zip(parts, sections):
+    for cls, lines in zip(parts, sections, strict=True):
         fields, constants = {}, {}
         for line in lines:
             ros_type, field, _, value = FIELD.match(line).groups()
