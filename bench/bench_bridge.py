@@ -36,6 +36,7 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 50))
 import numpy as np
 import rclpy
 import yaml
+from proc_stats import cpu_s
 from vehicle_sim.msg import VehicleState
 
 from vehicle_sim.core.motion.params import WireParams
@@ -118,12 +119,6 @@ def delays(frames: list[tuple[float, bytes]], flips: list[float]) -> np.ndarray:
                 out.append(t[j + 1] - tf)
                 break
     return np.array(out)
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU time of a process [s] (/proc/<pid>/stat fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

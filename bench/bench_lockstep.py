@@ -4,7 +4,9 @@ Runs ``vehicle_sim_run --scenario <name> --mode lockstep`` and then ``--mode fas
 simulated duration and seed (real processes, real DDS on loopback, every node of the scenario),
 and prints per mode: simulated seconds per wall second over the run (the monitor's figure, from
 the dynamics node's first step to the end) and the wall time of the whole command (start-up and
-shutdown included). Lockstep waits every ``lockstep_frame_steps`` physics steps for the peers
+shutdown included); for lockstep also where the time goes: each node's CPU time per lockstep
+frame (sampled from /proc, start-up included) against the wall time per frame. Lockstep waits
+every ``lockstep_frame_steps`` physics steps for the peers
 (config/dynamics.yaml); fast does not wait and is not repeatable.
 
 Usage (the project venv): $VSIM_VENV/bin/python bench/bench_lockstep.py [seconds] [scenario]
@@ -16,21 +18,99 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+from proc_stats import NodeSampler
 
-def run(mode: str, seconds: float, scenario: str, folder: Path) -> tuple[dict, float]:
+FRAME_S = 0.020  # lockstep_frame_steps 20 at 1 kHz (config/dynamics.yaml)
+WARM_S = 2.0  # simulated seconds left out of the per-frame costs (start-up, compilation)
+
+
+class ClockWindow:
+    """Watches /clock on the run's domain: the wall and sim time when sim time first passes
+    WARM_S (the sampler is marked then) and at the last tick."""
+
+    def __init__(self, domain_id: int, sampler: NodeSampler):
+        import rclpy
+        from rosgraph_msgs.msg import Clock
+
+        from vehicle_sim.nodes import qos
+        self.rclpy, self.sampler = rclpy, sampler
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node("bench_lockstep_clock", context=self.context)
+        self.node.create_subscription(Clock, "/clock", self._on_clock, qos.STREAM)
+        self.start: tuple[float, float] | None = None
+        self.last: tuple[float, float] | None = None
+        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+
+    def _spin(self) -> None:
+        from rclpy.executors import ExternalShutdownException
+        try:
+            while self.context.ok():
+                self.executor.spin_once(timeout_sec=0.1)
+        except ExternalShutdownException:
+            pass  # close() shut the context down
+
+    def _on_clock(self, msg) -> None:
+        now, sim_s = time.monotonic(), msg.clock.sec + msg.clock.nanosec * 1e-9
+        if self.start is None and sim_s >= WARM_S:
+            self.start = (now, sim_s)
+            self.sampler.mark()
+        self.last = (now, sim_s)
+
+    def close(self) -> tuple[float, float]:
+        """(wall, sim) seconds between the warm mark and the last tick."""
+        self.rclpy.shutdown(context=self.context)
+        self.thread.join(timeout=2.0)
+        if self.start is None or self.last is None:
+            return 0.0, 0.0
+        return self.last[0] - self.start[0], self.last[1] - self.start[1]
+
+
+def run(mode: str, seconds: float, scenario: str, folder: Path) -> dict:
     runner = str(Path(sys.executable).parent / "vehicle_sim_run")
+    domain_id = 180 + os.getpid() % 40
     start = time.monotonic()
-    result = subprocess.run(
+    proc = subprocess.Popen(
         [runner, "--scenario", scenario, "--mode", mode, "--duration", f"{seconds:g}", "--seed",
-         "3", "--record_dir", str(folder), "--domain_id", str(180 + os.getpid() % 40),
-         "--timeout", str(20 * seconds + 120)], capture_output=True, text=True)
+         "3", "--record_dir", str(folder), "--domain_id", str(domain_id),
+         "--timeout", str(20 * seconds + 120)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    sampler = NodeSampler(proc.pid, period_s=0.2)
+    sampler.start()
+    window = ClockWindow(domain_id, sampler)
+    out, err = proc.communicate()
+    sampler.done.set()
     wall = time.monotonic() - start
-    if result.returncode != 0:
-        sys.exit(f"{mode} run failed:\n{result.stdout[-3000:]}{result.stderr[-2000:]}")
-    return json.loads(next(folder.glob("summary-*.json")).read_text()), wall
+    if proc.returncode != 0:
+        sys.exit(f"{mode} run failed:\n{out[-3000:]}{err[-2000:]}")
+    summary = json.loads(next(folder.glob("summary-*.json")).read_text())
+    window_wall_s, window_sim_s = window.close()
+    return {"summary": summary, "wall_s": wall, "cpu": sampler.cpu_by_node(since_mark=True),
+            "window_wall_s": window_wall_s, "window_sim_s": window_sim_s}
+
+
+def print_frame_costs(result: dict) -> None:
+    """CPU per node per lockstep frame against the wall time per frame, after WARM_S."""
+    if result["window_sim_s"] <= 0.0:
+        print("  where the time goes: no /clock seen after the warm-up")
+        return
+    frames = result["window_sim_s"] / FRAME_S
+    wall_ms = result["window_wall_s"] / frames * 1e3
+    print(f"  where the time goes, per {FRAME_S * 1e3:.0f} ms frame after {WARM_S:g} s of sim "
+          f"time ({frames:.0f} frames, {result['window_sim_s'] / result['window_wall_s']:.2f}x "
+          f"real time): wall {wall_ms:.2f} ms")
+    cpu = result["cpu"]
+    for name, seconds in sorted(cpu.items(), key=lambda kv: -kv[1]):
+        print(f"    {name:18s} {seconds / frames * 1e3:7.2f} ms CPU")
+    print(f"    {'all nodes':18s} {sum(cpu.values()) / frames * 1e3:7.2f} ms CPU "
+          f"(two cores give {2 * wall_ms:.2f} ms)")
 
 
 def main() -> None:
@@ -42,13 +122,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for mode in ("lockstep", "fast"):
             folder = Path(tmp) / mode
-            summary, wall = run(mode, seconds, scenario, folder)
+            result = run(mode, seconds, scenario, folder)
+            summary, wall = result["summary"], result["wall_s"]
             rows[mode] = summary["real_time_factor"]
             print(f"  {mode:8s}: {summary['real_time_factor']:.2f}x real time over the run, "
                   f"command wall time {wall:.1f} s; ego {summary['distance_m']:.0f} m, "
                   f"{summary['traffic_agents_max']} agents max, "
                   f"{summary['accidents']} accidents")
-    print(f"  lockstep / fast: {rows['lockstep'] / rows['fast']:.2f}")
+            if mode == "lockstep":
+                print_frame_costs(result)
+    if rows["fast"] > 0:
+        print(f"  lockstep / fast: {rows['lockstep'] / rows['fast']:.2f}")
 
 
 if __name__ == "__main__":

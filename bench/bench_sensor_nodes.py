@@ -18,10 +18,11 @@ import time
 
 import numpy as np
 import rclpy
+from proc_stats import cpu_s
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, NavSatFix
-
 from vehicle_sim.msg import VehicleState
+
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, stamp, to_ns
 from vehicle_sim.paths import executable
@@ -29,13 +30,6 @@ from vehicle_sim.paths import executable
 STEP_NS = 1_000_000  # 1 kHz physics
 GNSS_LATENCY_NS = 100_000_000  # latency_s of config/sensors/gnss_consumer.yaml
 RX = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU time [s] of a process (Linux /proc)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentiles_ms(values_ns: list[int]) -> str:
