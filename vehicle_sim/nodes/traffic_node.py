@@ -45,6 +45,7 @@ from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
 from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
+from vehicle_sim.core.accident.scene_obstacles import SceneObstacles
 from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
 from vehicle_sim.core.config import load
 from vehicle_sim.core.traffic.mapfile import load_map
@@ -131,6 +132,7 @@ class TrafficNode(Node):
         self.scene, self.crashes = make_crashes(self.p, self.sim)
         self.damage_out = TrafficDamagePublisher(self, self.p.frame_id)  # agents' and scripted
         self.damage_out.publish(0, None, None)
+        self.obstacles = SceneObstacles(self.sim)  # scripted vehicles: leaders for the agents
         self.sharded = self.p.shard_count > 1
         self.link = ShardLink(self, self.p, self.sim, self.sectors, self.heartbeat,
                               lambda: self.lockstep.pump()) if self.sharded else None
@@ -233,7 +235,10 @@ class TrafficNode(Node):
             self.crashes.step(t_ns, self.dt_ns * 1e-9, self.ego)
             if self.crashes.damage_changed:
                 self.damage_out.publish(t_ns, self.crashes, self.scene)
-        self.sim.step(self.dt_ns * 1e-9, self.ego)
+        if self.scene is not None:
+            self.obstacles.step(self.scene.agents(), self.dt_ns * 1e-9, self.ego)
+        else:
+            self.sim.step(self.dt_ns * 1e-9, self.ego)
         if self.scene is not None:
             self.scene.step(t_ns, self.dt_ns * 1e-9)
         core = time.perf_counter()
