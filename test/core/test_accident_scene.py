@@ -170,3 +170,19 @@ def test_a4_collision_1_meets_the_planned_pose_and_spins_a_away_from_the_tree(dr
     assert left < -half_w and abs(ahead) < half_l, (ahead, left)  # beside A's right side
     assert -left - half_w - tree.radius_m < 1.0
 
+
+@pytest.mark.parametrize("skipped", [range(150, 180), range(1, 150)])
+def test_the_scene_makes_up_the_steps_the_traffic_skipped(skipped):
+    """In real time the traffic node may fall behind sim time and skip steps (or start late):
+    the scene drives its fleet through them, so its clock stays sim time - start and the
+    vehicles are where an unskipped run has them (the same steps: the same states)."""
+    vehicles = {k: load_vehicle(config_path(f)) for k, f in VEHICLE_FILES.items()}
+    runs = [AccidentScene(config_path("accidents/a4.yaml"), vehicles, START_S) for _ in range(2)]
+    for k in range(1, 301):  # to 3 s, before any contact
+        t_ns = k * 10_000_000
+        runs[0].step(t_ns, DT_S)
+        if k not in skipped:
+            runs[1].step(t_ns, DT_S)
+            assert runs[1].fleet.time_s == pytest.approx(max(t_ns * 1e-9 - START_S, 0.0),
+                                                         abs=1e-9)
+    np.testing.assert_allclose(runs[1].states(), runs[0].states(), atol=1e-9)

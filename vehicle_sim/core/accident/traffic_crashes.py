@@ -34,6 +34,7 @@ from vehicle_sim.core.traffic.sim import TrafficSim
 
 EGO_ID = -2  # the ego's body id (agents' uids are >= 0)
 EGO_SIZE_M = (4.298, 1.674)  # medium car box, when the node does not know the ego's
+_warm = False  # warm_up done in this process
 
 
 class TrafficCrashes:
@@ -50,6 +51,7 @@ class TrafficCrashes:
         self._known_crashed: set[int] = set()
         self.damage = FleetDamage(self.world.params.part_margin_m)
         self.damage_changed: set[int] = set()
+        warm_up(self.world.params)
 
     def reset(self) -> None:
         self.world.reset()
@@ -146,3 +148,22 @@ def _poses(bodies: BodyArrays, done) -> dict[int, BodyPose]:
                                  float(bodies.size[k, 0]), float(bodies.size[k, 1]),
                                  float(bodies.mass_kg[k]))
     return out
+
+
+def warm_up(params: CrashParams) -> None:
+    """Load the crash world's compiled kernels and pybullet's narrow phase now, on a throwaway
+    pair in contact: the first contact would otherwise stall the traffic node for ~1 s of wall
+    time (measured 0.84 s on a loaded 2-core machine), so that in real time it falls behind
+    sim time and skips steps. Once per process (the code stays loaded)."""
+    global _warm
+    if _warm:
+        return
+    _warm = True
+    n = 2
+    bodies = BodyArrays(ids=np.arange(n, dtype=np.int64), mode=np.full(n, DYNAMIC),
+                        pose=np.array([[0.0, 0.0, 0.0], [4.0, 0.0, 0.0]]),
+                        vel=np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+                        size=np.full((n, 2), (4.3, 1.7)), mass_kg=np.full(n, 1200.0),
+                        yaw_inertia_kgm2=np.full(n, 1500.0),
+                        crash_class=np.zeros(n, dtype=np.int64))
+    CrashWorld((), params).step(0, 0.01, bodies)
