@@ -22,6 +22,7 @@ from vehicle_sim.msg import (
     SimStatus,
     TrafficAgentArray,
     VehicleDamage,
+    VehicleDamageArray,
     VehicleState,
 )
 from vehicle_sim.nodes import qos
@@ -52,6 +53,10 @@ class MonitorNode(Node):
         # the latest damage of each body (latched: a restarted monitor gets the current one)
         self.damage: dict[str, dict[str, list]] = {}
         self.create_subscription(VehicleDamage, "accidents/damage", self._on_damage, qos.LATCHED)
+        # the traffic's bodies: each traffic node's latest full set (empty after a new run)
+        self.traffic_damage: dict[str, dict[str, dict[str, list]]] = {}
+        self.create_subscription(VehicleDamageArray, "accidents/traffic_damage",
+                                 self._on_traffic_damage, qos.LATCHED)
         if os.environ.get(PROGRESS_ENV) == "1":
             self._progress_timer = threading.Timer(PROGRESS_PERIOD_S, self._progress)
             self._progress_timer.daemon = True
@@ -113,6 +118,19 @@ class MonitorNode(Node):
             self.damage[msg.body] = {"impulse_ns": [float(v) for v in msg.impulse],
                                      "level": [int(v) for v in msg.level]}
 
+    def _on_traffic_damage(self, msg: VehicleDamageArray) -> None:
+        self.traffic_damage[msg.source] = {
+            d.body: {"impulse_ns": [float(v) for v in d.impulse],
+                     "level": [int(v) for v in d.level]}
+            for d in msg.bodies[:MAX_ACCIDENT_DETAILS]}
+
+    def all_damage(self) -> dict[str, dict[str, list]]:
+        """The latest damage of every body: the ego's, then each traffic node's."""
+        out = dict(self.damage)
+        for bodies in self.traffic_damage.values():
+            out.update(bodies)
+        return out
+
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         self.summary.traffic_agents_max = max(self.summary.traffic_agents_max, len(msg.agents))
 
@@ -120,7 +138,8 @@ class MonitorNode(Node):
         self.summary.wall_time_s = time.monotonic() - self._wall0
         self.summary.notes.append(reason)
         text = self.summary.text()
-        for body, d in self.damage.items():  # parts hit, by VehicleDamage level
+        damage = self.all_damage()
+        for body, d in damage.items():  # parts hit, by VehicleDamage level
             hit = [f"{DAMAGE_PARTS[k]} {LEVEL_NAMES[lv]}" for k, lv in enumerate(d["level"]) if lv]
             text += f"\n{'damage ' + body:>22}: {', '.join(hit) or 'none'}"
         if self.p.record_dir:
@@ -129,7 +148,7 @@ class MonitorNode(Node):
             path = out / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
             data = self.summary.as_dict()
             data["accident_details"] = self.accident_details  # parts: AccidentEvent.PART_*
-            data["damage"] = self.damage  # per body: VehicleDamage parts (impulse, level)
+            data["damage"] = damage  # per body: VehicleDamage parts (impulse, level)
             path.write_text(json.dumps(data, indent=2))
             text += f"\n{'written to':>22}: {path}"
         return text

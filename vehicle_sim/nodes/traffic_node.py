@@ -32,7 +32,8 @@ actions on one agent (FaultCommand PROVOKE_ACCIDENT ... STOP_IN_LANE, or the ser
 ``traffic/instruct``), and LINK_DROP / LINK_DELAY of its ``vehicle/state`` input (link_faults;
 in lockstep the frame still waits for the state's stamp, the ego pose used is the gated one).
 Crashed agents (core.traffic.crashed) go out with STATE_CRASHED; they are removed after the
-core's ``crash_timeout_s`` or when sim time goes back (a new run / reset).
+core's ``crash_timeout_s`` or when sim time goes back (a new run / reset). Their per-part
+damage (and the scripted vehicles') goes out on ``accidents/traffic_damage`` (traffic_damage).
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
 from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
+from vehicle_sim.core.accident.scene_obstacles import SceneObstacles
 from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
 from vehicle_sim.core.config import load
 from vehicle_sim.core.traffic.mapfile import load_map
@@ -67,6 +69,7 @@ from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.shard_link import ShardLink
+from vehicle_sim.nodes.traffic_damage import TrafficDamagePublisher
 from vehicle_sim.paths import config_path
 
 TIMING_REPORT_STEPS = 200  # debug log of step / output compute times every this many steps
@@ -127,6 +130,9 @@ class TrafficNode(Node):
         self.faults = TrafficFaults(self, self.sim, self.links,
                                     now_ns=lambda: self.last_ns or 0)
         self.scene, self.crashes = make_crashes(self.p, self.sim)
+        self.damage_out = TrafficDamagePublisher(self, self.p.frame_id)  # agents' and scripted
+        self.damage_out.publish(0, None, None)
+        self.obstacles = SceneObstacles(self.sim)  # scripted vehicles: leaders for the agents
         self.sharded = self.p.shard_count > 1
         self.link = ShardLink(self, self.p, self.sim, self.sectors, self.heartbeat,
                               lambda: self.lockstep.pump()) if self.sharded else None
@@ -197,6 +203,7 @@ class TrafficNode(Node):
                                           "re-anchoring the traffic schedule")
                 self.sim.clear_crashed()  # a new run: the crashed agents of the old one go
                 self.scene, self.crashes = make_crashes(self.p, self.sim)
+                self.damage_out.publish(now_ns, None, None)  # a new run: nothing damaged
                 # ego states of the run before (lockstep) would block the newer ones
                 self._egos = deque((e for e in self._egos if e[0] <= now_ns),
                                    maxlen=self._egos.maxlen)
@@ -226,7 +233,12 @@ class TrafficNode(Node):
         start = time.perf_counter()  # wall time only measures compute (debug log)
         if self.crashes is not None:  # contacts first: what they move, the others skip
             self.crashes.step(t_ns, self.dt_ns * 1e-9, self.ego)
-        self.sim.step(self.dt_ns * 1e-9, self.ego)
+            if self.crashes.damage_changed:
+                self.damage_out.publish(t_ns, self.crashes, self.scene)
+        if self.scene is not None:
+            self.obstacles.step(self.scene.agents(), self.dt_ns * 1e-9, self.ego)
+        else:
+            self.sim.step(self.dt_ns * 1e-9, self.ego)
         if self.scene is not None:
             self.scene.step(t_ns, self.dt_ns * 1e-9)
         core = time.perf_counter()

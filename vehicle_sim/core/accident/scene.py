@@ -36,6 +36,8 @@ UID_BLOCK_BITS = 40  # traffic.sim.UID_BLOCK = 1 << 40
 # a contact this close before a vehicle's last planned collision is that collision (a choice:
 # the servo tracks its plan within ~0.3 s, test_accident_scripted)
 DRIVE_ON_MARGIN_S = 0.3
+MAX_CATCH_UP_S = 5.0  # bound of the fleet time made up in one step (a choice: a stall longer
+# than this is not a scene any more; the traffic's own catch-up is bounded likewise)
 
 
 def scripted_uid(k: int) -> int:
@@ -66,6 +68,10 @@ class AccidentScene:
         self.template = load_template(template_file)
         self.vehicles = dict(vehicles)
         self.fleet = ScriptedFleet.from_template(self.template, vehicles, origin_m, heading_rad)
+        # load the models' and the servo's compiled code now, on a throwaway fleet: the first
+        # step would otherwise stall the traffic node (2.4 s of wall time measured on a loaded
+        # 2-core machine), which in real time then skips steps
+        ScriptedFleet.from_template(self.template, vehicles, origin_m, heading_rad).step(0.01)
         self.start_ns = round(start_s * 1e9)
         self.names = self.fleet.state().names
         self.uids = np.array([scripted_uid(k) for k in range(len(self.names))], dtype=np.int64)
@@ -85,10 +91,17 @@ class AccidentScene:
                      for c in self.fleet.collisions)
 
     def step(self, t_ns: int, dt_s: float) -> None:
-        """The traffic steps to ``t_ns`` by dt_s: drive the fleet once its start has come (the
-        vehicles the crash world moved over this step excepted)."""
+        """The traffic steps to ``t_ns`` by dt_s: drive the fleet once its start has come, so
+        that its clock is ``t_ns - start_ns``: steps the traffic skipped (it fell behind sim time
+        in real time, or joined late) are made up here in steps of dt_s, at most
+        ``MAX_CATCH_UP_S``; the vehicles the crash world moved over this step are excepted in
+        the last one."""
         if t_ns > self.start_ns:
-            self.fleet.step(dt_s, frozenset(self._moved))
+            dt_ns = max(1, round(dt_s * 1e9))
+            behind_ns = t_ns - self.start_ns - round(self.fleet.time_s * 1e9)
+            n = min(max(1, round(behind_ns / dt_ns)), max(1, round(MAX_CATCH_UP_S / dt_s)))
+            for k in range(n):
+                self.fleet.step(dt_s, frozenset(self._moved) if k == n - 1 else frozenset())
             self._started = True
         self._moved.clear()
 

@@ -17,6 +17,12 @@ would brake before the impact (its target stops) and the collision would only gr
 a vehicle's last collision its target keeps the arrival velocity for ``run_on_s`` and then holds:
 the vehicle arrives at the planned speed and drives into the contact, where the crash physics
 take it over (:meth:`ScriptedFleet.hand_over`).
+Legs (a choice, issue 11's A4 analysis in the README): a vehicle in several collisions follows
+its trajectory in legs, each cut at its next planned collision and run on straight past it (as
+after the last one), the next leg from that collision's planned time. Pure pursuit steers at a
+point ahead; on the whole trajectory it starts the turn that follows a collision before the
+impact (A4's car A turned 7 deg towards the tree and met B's front with its rear), while 002
+plans each collision with the pose the trajectory has there.
 Frames: plan coordinates (relative to the road centre) go to the map frame by a rotation
 ``heading_rad`` and a translation ``origin_m``. After :meth:`ScriptedFleet.hand_over` a vehicle
 is no longer driven or integrated here: its state is frozen at the hand-over, the crash physics
@@ -93,23 +99,40 @@ class ScriptedFleet:
         self._models, self._servos = [], []
         for traj in plan.trajectories:
             vp = vehicles[traj.kind]
-            t_s, x_m, y_m = self._with_run_on(traj)
-            frames = np.arange(math.ceil(t_s[-1] / dt) + 1) * dt
-            xy = self._to_map(np.column_stack([np.interp(frames, t_s, x_m),
-                                               np.interp(frames, t_s, y_m)]))
-            speed0 = float(np.linalg.norm(xy[1] - xy[0])) / dt
-            lead_m = speed0 * (self.p.lead_in_frames - 0.5) * dt if speed0 > 0.0 else 0.0
-            sp = ServoParams(**{**self.p.servo.__dict__, "lead_in_m": lead_m})
-            servo = PDServo(sp, servo_vehicle(vp), frames, xy)
+            times = sorted(c.time_s for c in plan.collisions
+                           if traj.vehicle in (c.actor, c.victim))
+            # one servo per leg: up to each collision but the last (the approach, run on
+            # straight past it), then the whole trajectory (module docstring: legs)
+            legs = [(t_c, self._servo(vp, *self._cut(traj, t_c))) for t_c in times[:-1]
+                    if self.p.run_on_s > 0.0]
+            servo, speed0 = self._servo(vp, *self._with_run_on(traj))
+            legs.append((math.inf, (servo, speed0)))
             model = SingleTrackModel(vp, self.p.integrator)
-            pos, vel = servo.target(-self.lead_in_s)
+            first, speed0 = legs[0][1]
+            pos, vel = first.target(-self.lead_in_s)
             yaw = math.atan2(vel[1], vel[0]) if speed0 > 0.0 else traj.yaw0_rad + heading_rad
             model.reset(float(pos[0]), float(pos[1]), yaw, float(np.linalg.norm(vel)))
             self._models.append(model)
-            self._servos.append(servo)
+            self._servos.append(tuple((t_c, sv) for t_c, (sv, _) in legs))
         self._sizes = np.array([(t.length_m, t.width_m) for t in plan.trajectories])
         self._driving = np.ones(len(self._names), dtype=bool)
         self._t_ns = 0
+
+    def _servo(self, vp: VehicleParams, t_s, x_m, y_m) -> tuple[PDServo, float]:
+        """000's servo on a plan trajectory resampled at its frames (map frame), with its
+        lead-in; and the start speed [m/s]."""
+        dt = self.p.servo.frame_dt_s
+        frames = np.arange(math.ceil(t_s[-1] / dt) + 1) * dt
+        xy = self._to_map(np.column_stack([np.interp(frames, t_s, x_m),
+                                           np.interp(frames, t_s, y_m)]))
+        speed0 = float(np.linalg.norm(xy[1] - xy[0])) / dt
+        lead_m = speed0 * (self.p.lead_in_frames - 0.5) * dt if speed0 > 0.0 else 0.0
+        sp = ServoParams(**{**self.p.servo.__dict__, "lead_in_m": lead_m})
+        return PDServo(sp, servo_vehicle(vp), frames, xy), speed0
+
+    def _leg(self, k: int, t_plan: float) -> PDServo:
+        """Vehicle k's servo at plan time t_plan (the leg whose collision is still ahead)."""
+        return next(sv for t_c, sv in self._servos[k] if t_plan < t_c)
 
     @classmethod
     def from_template(cls, template: AccidentTemplate, vehicles: Mapping[str, VehicleParams],
@@ -142,8 +165,8 @@ class ScriptedFleet:
 
     def target(self, name: str) -> np.ndarray:
         """Planned position [m] (map) of vehicle ``name`` now."""
-        servo = self._servos[self._names.index(name)]
-        return servo.target(self.time_s - self.lead_in_s)[0]
+        t_plan = self.time_s - self.lead_in_s
+        return self._leg(self._names.index(name), t_plan).target(t_plan)[0]
 
     def hand_over(self, name: str) -> None:
         """Stop driving (and integrating) vehicle ``name``: the crash physics take it over."""
@@ -168,9 +191,10 @@ class ScriptedFleet:
             raise ValueError(f"dt_s must be in (0, 1] s, got {dt_s}")
         t_plan = self.time_s - self.lead_in_s
         n = max(1, math.ceil(dt_s / self.p.max_substep_s - 1e-9))
-        for k, (model, servo) in enumerate(zip(self._models, self._servos, strict=True)):
+        for k, model in enumerate(self._models):
             if not self._driving[k] or self._names[k] in skip:
                 continue
+            servo = self._leg(k, t_plan)
             x = model.state
             c, s = math.cos(x[S_YAW]), math.sin(x[S_YAW])
             vel = np.array([c * x[S_U] - s * x[S_V], s * x[S_U] + c * x[S_V]])
@@ -195,7 +219,12 @@ class ScriptedFleet:
         times = [c.time_s for c in self.plan.collisions if traj.vehicle in (c.actor, c.victim)]
         if not times or self.p.run_on_s <= 0.0:
             return traj.t_s, traj.x_m, traj.y_m
-        k = int(np.searchsorted(traj.t_s, max(times) - 1e-9)) + 1
+        return self._cut(traj, max(times))
+
+    def _cut(self, traj, t_cut: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The trajectory up to plan time t_cut, run on at its arrival velocity for
+        ``run_on_s``, then held."""
+        k = int(np.searchsorted(traj.t_s, t_cut - 1e-9)) + 1
         t, x, y = traj.t_s[:k], traj.x_m[:k], traj.y_m[:k]
         dt = t[-1] - t[-2]
         vx, vy = (x[-1] - x[-2]) / dt, (y[-1] - y[-2]) / dt
