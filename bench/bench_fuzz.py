@@ -15,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test" / "fuzz"))
 
+from fuzz_link import OUTCOMES
 from fuzz_targets import TARGETS
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -52,6 +53,8 @@ def main(argv: list[str]) -> int:
         cases, failures, wall = run(name, n)
         total += failures
         print(f"{name:26s} {cases:8d} {failures:8d} {wall:9.1f}", flush=True)
+        if name == "rig link loss":
+            print("    " + ", ".join(f"{k} {v}" for k, v in sorted(OUTCOMES.items())), flush=True)
     return 1 if total else 0
 
 

@@ -14,6 +14,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from vehicle_sim import graph
+from vehicle_sim.paths import config_path
+from vehicle_sim.runner import RVIZ_CONFIG
 
 
 def _nodes(context):
@@ -35,7 +37,9 @@ def _nodes(context):
             respawn=spec.respawn, respawn_delay=spec.respawn_delay_s,
             on_exit=on_exit, output="screen", emulate_tty=True))
     if args["headless"] != "true":
-        actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen"))
+        actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                            arguments=["-d", str(config_path(RVIZ_CONFIG))],
+                            parameters=[{"use_sim_time": args["use_sim_time"] == "true"}]))
     return actions
 
 

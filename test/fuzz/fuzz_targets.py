@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from fuzz_link import check_link, link_case  # test/fuzz is on sys.path
 from hypothesis import strategies as st
 
 from vehicle_sim.core.accident.params import AccidentParams
@@ -451,6 +452,7 @@ TARGETS = {
     "rig input packet": (rig_packet_case(), check_rig_packet),
     "platform frame": (platform_frame_case(), check_platform_frame),
     "sequence tracker": (sequence_case, check_sequence_tracker),
+    "rig link loss": (link_case(), check_link),
     "VehicleControl": (control_case, check_vehicle_control),
     "cmd_vel": (twist_case, check_twist),
     "imu fault sequences": (fault_sequence(IMU_NAMES), check_imu_faults),

@@ -61,7 +61,7 @@ from vehicle_sim.msg import (
     VehicleState,
 )
 from vehicle_sim.nodes import conversions as conv
-from vehicle_sim.nodes import qos
+from vehicle_sim.nodes import map_markers, qos
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.instructor_link import TrafficFaults
 from vehicle_sim.nodes.link_faults import LinkFaults
@@ -125,6 +125,9 @@ class TrafficNode(Node):
         self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", qos.LIGHTS)
         self.pub_markers = self.create_publisher(MarkerArray, "traffic/markers", qos.STATE) \
             if self.p.publish_markers else None
+        if self.p.publish_markers:  # the map once, latched (lanes, static objects, signals)
+            self.pub_map = self.create_publisher(MarkerArray, map_markers.TOPIC, qos.LATCHED)
+            self.pub_map.publish(map_markers.map_markers_msg(self.sim.network, self.p.frame_id))
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state, qos.STATE)
         self.links = LinkFaults(self.get_name(), (self.p.state_topic,))
         self.faults = TrafficFaults(self, self.sim, self.links,

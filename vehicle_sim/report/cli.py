@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vehicle_sim.report import plots
 from vehicle_sim.report.data import read_recording
-from vehicle_sim.report.lanes import light_headings, load_lanes
+from vehicle_sim.report.lanes import light_headings, load_lanes, stop_lines
 from vehicle_sim.report.metrics import summarize
 from vehicle_sim.report.sensors import error_stats, sensor_errors
 
@@ -21,8 +21,8 @@ def write_report(recording: Path, out: Path,
     if len(rec.state) < 2:
         raise ValueError(f"{recording}: fewer than 2 /vehicle/state messages, nothing to report")
     out.mkdir(parents=True, exist_ok=True)
-    lanes, _, map_note = load_lanes(rec.map_file)
-    summary = summarize(rec, light_headings(lanes, rec.lights))
+    lanes, spec, map_note = load_lanes(rec.map_file)
+    summary = summarize(rec, light_headings(lanes, rec.lights), stop_lines(lanes, spec))
     errors = sensor_errors(rec, gnss_origin)
     summary["sensor_errors"] = error_stats(errors)
     summary["notes"] = [map_note] if map_note else []

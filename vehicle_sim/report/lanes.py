@@ -1,4 +1,5 @@
-"""The map of a recorded run as lane centre lines (for the path plot and the red-light check)."""
+"""The map of a recorded run as lane centre lines (for the path plot and the red-light check)
+and its stop lines of stop signs (for the stop-sign check)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,4 +42,22 @@ def light_headings(lanes: dict[str, np.ndarray], lights: list) -> dict[str, floa
         if lane is not None:
             out[light_id] = float(lane[int(np.argmin(np.hypot(lane[:, 0] - x,
                                                                 lane[:, 1] - y))), 2])
+    return out
+
+
+def stop_lines(lanes: dict[str, np.ndarray], spec: MapSpec | None) -> dict[str, tuple]:
+    """"sign:lane" -> (x, y, heading) [m, m, rad] of the stop line of each stop sign ("stop"
+    signals) on each of its lanes: ``distance_from_end_m`` before the lane's end, on its centre
+    line (the map's convention, mapfile.Signal)."""
+    out: dict[str, tuple] = {}
+    for sig in (spec.signals if spec is not None else ()):
+        if sig.kind != "stop":
+            continue
+        for lane_id in sig.lanes:
+            lane = lanes.get(lane_id)
+            if lane is None or len(lane) == 0:
+                continue
+            s_m = max(float(lane[-1, 3]) - sig.distance_from_end_m, float(lane[0, 3]))
+            i = min(int(np.searchsorted(lane[:, 3], s_m)), len(lane) - 1)
+            out[f"{sig.id}:{lane_id}"] = (float(lane[i, 0]), float(lane[i, 1]), float(lane[i, 2]))
     return out

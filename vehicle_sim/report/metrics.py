@@ -6,6 +6,10 @@ shows the light red. Time-to-collision (TTC) to the agent ahead: gap between the
 along the ego's heading over the closing speed, for agents whose centre lies within a lane
 half-width of the ego's centre line ahead of it (the usual car-following definition, e.g.
 Hayward 1972; the lane half-width corridor is a choice for a single-lane leader).
+A stop sign is not stopped at when the ego's centre crosses its stop line (as for a red light)
+and its speed was never at or below ``STOPPED_MPS`` while its centre was within ``STOP_ZONE_M``
+before the line on that approach (a full stop at the line: e.g. Vienna Convention art. 18(3)
+with sign B2; the zone and threshold are choices, below).
 """
 from __future__ import annotations
 
@@ -19,6 +23,23 @@ RED = 2
 LANE_HALF_WIDTH_M = 1.75  # half of the 3.5 m lanes of the shipped maps (a choice)
 EGO_LENGTH_M = 4.298  # config/vehicles/medium_car.yaml, the scenario's ego (CommonRoad veh. 1)
 TTC_MAX_S = 60.0  # TTC beyond this is reported as none (no conflict)
+# a choice: the traffic core's own "stopped" threshold (its agents wait below it)
+STOPPED_MPS = 0.1
+# a choice: the ego's centre within this of the line; a stop with the front bumper at the line
+# puts the centre 2.15 m back (EGO_LENGTH_M / 2), so 5 m also allows a stop a little short of it
+STOP_ZONE_M = 5.0
+
+
+def _crossings(state: np.ndarray, x: float, y: float, heading: float | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indices where the centre crosses the line at (x, y), along [m], lateral [m])."""
+    dx, dy = state[:, 1] - x, state[:, 2] - y
+    hh = state[:, 3] if heading is None else np.full(len(state), heading)
+    along = dx * np.cos(hh) + dy * np.sin(hh)
+    lateral = -dx * np.sin(hh) + dy * np.cos(hh)
+    crossed = np.nonzero((along[:-1] < 0.0) & (along[1:] >= 0.0)
+                         & (np.abs(lateral[1:]) < LANE_HALF_WIDTH_M))[0] + 1
+    return crossed, along, lateral
 
 
 def path_length_m(xy: np.ndarray) -> float:
@@ -36,18 +57,33 @@ def red_lights_run(state: np.ndarray, lights: list, lane_heading: dict[str, floa
     times = np.array([t for t, _ in lights])
     found = []
     for light_id, (_, lx, ly) in lights[-1][1].items():
-        h = lane_heading.get(light_id)
-        dx, dy = state[:, 1] - lx, state[:, 2] - ly
-        hh = state[:, 3] if h is None else np.full(len(state), h)
-        along = dx * np.cos(hh) + dy * np.sin(hh)
-        lateral = -dx * np.sin(hh) + dy * np.cos(hh)
-        crossed = np.nonzero((along[:-1] < 0.0) & (along[1:] >= 0.0)
-                             & (np.abs(lateral[1:]) < LANE_HALF_WIDTH_M))[0] + 1
+        crossed, _, _ = _crossings(state, lx, ly, lane_heading.get(light_id))
         for i in crossed:
             k = int(np.searchsorted(times, state[i, 0], side="right")) - 1
             if k >= 0 and lights[k][1].get(light_id, (-1,))[0] == RED:
                 found.append({"time_s": float(state[i, 0]), "light": light_id,
                               "position_m": [float(lx), float(ly)]})
+    return sorted(found, key=lambda v: v["time_s"])
+
+
+def stop_signs_not_stopped(state: np.ndarray, lines: dict[str, tuple]) -> list[dict]:
+    """Stop signs the ego passed without stopping: one entry per crossing (time, sign:lane id,
+    position, the lowest speed on the approach); ``lines`` from lanes.stop_lines."""
+    found = []
+    if len(state) < 2:
+        return found
+    for sign, (x, y, heading) in lines.items():
+        crossed, along, lateral = _crossings(state, x, y, heading)
+        near = (along >= -STOP_ZONE_M) & (along < 0.0) & (np.abs(lateral) < LANE_HALF_WIDTH_M)
+        for i in crossed:
+            j = i - 1
+            while j > 0 and near[j - 1]:
+                j -= 1  # back to where this approach entered the zone
+            lowest = float(np.min(np.abs(state[j:i, 4]))) if near[i - 1] else float("inf")
+            if lowest > STOPPED_MPS:
+                found.append({"time_s": float(state[i, 0]), "sign": sign,
+                              "position_m": [float(x), float(y)],
+                              "min_speed_in_zone_mps": lowest if math.isfinite(lowest) else None})
     return sorted(found, key=lambda v: v["time_s"])
 
 
@@ -78,8 +114,10 @@ def min_time_to_collision(state: np.ndarray, agents: list) -> dict | None:
     return best
 
 
-def summarize(rec: Recording, lane_heading: dict[str, float]) -> dict:
-    """The report's JSON: distance, speeds, accidents, red lights run, min TTC, RTF."""
+def summarize(rec: Recording, lane_heading: dict[str, float],
+              stop_lines: dict[str, tuple] | None = None) -> dict:
+    """The report's JSON: distance, speeds, accidents, red lights run, stop signs not stopped at
+    (``stop_lines``: lanes.stop_lines), min TTC, RTF."""
     st = rec.state
     # status reports from before the first step (sim time 0) have no achieved RTF yet
     rtf = rec.status[rec.status[:, 0] > 0.0, 1] if len(rec.status) else np.zeros(0)
@@ -98,6 +136,7 @@ def summarize(rec: Recording, lane_heading: dict[str, float]) -> dict:
         "ego_accidents": len(ego_accidents),
         "accident_details": rec.accidents,
         "red_lights_run": red_lights_run(st, rec.lights, lane_heading),
+        "stop_signs_not_stopped": stop_signs_not_stopped(st, stop_lines or {}),
         "min_ttc": min_time_to_collision(st, rec.agents),
         "traffic_agents_max": max((len(a) for _, a in rec.agents), default=0),
         "real_time_factor_mean": float(np.mean(rtf)) if len(rtf) else 0.0,

@@ -12,7 +12,11 @@ import time
 from collections.abc import Callable
 
 RawCallback = Callable[[float, float, float, float, float, frozenset], None]
-_POLL_S = 0.1  # how often the blocking read checks for shutdown
+# [s] without events the held values are reported again this often (and the read loop checks
+# for shutdown): the kernel sends an axis only when it changes, so a wheel and pedals held still
+# would look like a lost link after input_timeout_s (0.1 s by default) and the bridge would cut
+# the throttle. A choice: 5x below that default; an unplugged device ends the reports.
+HEARTBEAT_S = 0.02
 
 
 def open_wheel(device: str, axes: tuple[str, ...], on_raw: RawCallback,
@@ -76,7 +80,11 @@ class EvdevWheel:
     """Reads axes/buttons of an evdev wheel; plays ONE FF_CONSTANT effect updated in place.
 
     Axis values and pressed buttons go to ``on_raw(now_s, steer, throttle, brake, clutch,
-    buttons)`` at every SYN_REPORT. ``set_level`` hands the newest level to a writer thread, so a
+    buttons)`` at every SYN_REPORT, and every ``HEARTBEAT_S`` without events while the device is
+    there (the values held). After SYN_DROPPED (the kernel's buffer overflowed: events were lost)
+    the events up to the next SYN_REPORT are discarded and the state is read back from the device
+    (linux/Documentation/input/event-codes.rst), so a pedal released during the overflow is not
+    held down. ``set_level`` hands the newest level to a writer thread, so a
     slow USB device never blocks the caller (the platform loop).
     """
 
@@ -89,6 +97,7 @@ class EvdevWheel:
         self.ff_writes = 0
         self.ff_errors = 0
         self.lost = False
+        self.resyncs = 0  # state read back after SYN_DROPPED
         self._stop = threading.Event()
         self._level: int | None = None
         self._cv = threading.Condition()
@@ -148,9 +157,11 @@ class EvdevWheel:
 
     def _read(self) -> None:
         ec = self._ec
+        dropped = False  # after SYN_DROPPED: discard until SYN_REPORT, then read the state back
         while not self._stop.is_set():
-            ready, _, _ = select.select([self.dev.fd], [], [], _POLL_S)
+            ready, _, _ = select.select([self.dev.fd], [], [], HEARTBEAT_S)
             if not ready:
+                self._report()
                 continue
             try:
                 events = list(self.dev.read())
@@ -160,10 +171,31 @@ class EvdevWheel:
                 self.lost = True
                 return
             for e in events:
-                if e.type == ec.EV_ABS and e.code in self.values:
+                if e.type == ec.EV_SYN and e.code == ec.SYN_DROPPED:
+                    dropped = True
+                elif e.type == ec.EV_SYN and e.code == ec.SYN_REPORT:
+                    if dropped and not self._read_back():
+                        return
+                    dropped = False
+                    self._report()
+                elif dropped:
+                    continue
+                elif e.type == ec.EV_ABS and e.code in self.values:
                     self.values[e.code] = float(e.value)
                 elif e.type == ec.EV_KEY:
                     (self.pressed.add if e.value else self.pressed.discard)(e.code)
-                elif e.type == ec.EV_SYN and e.code == ec.SYN_REPORT:
-                    self.on_raw(time.monotonic(), *(self.values[c] for c in self.codes),
-                                frozenset(self.pressed))
+
+    def _report(self) -> None:
+        self.on_raw(time.monotonic(), *(self.values[c] for c in self.codes),
+                    frozenset(self.pressed))
+
+    def _read_back(self) -> bool:
+        """The device's current axes and keys (EVIOCGABS, EVIOCGKEY); False if it is gone."""
+        try:
+            self.values = {c: float(self.dev.absinfo(c).value) for c in self.codes}
+            self.pressed = set(self.dev.active_keys())
+        except OSError:
+            self.lost = True
+            return False
+        self.resyncs += 1
+        return True
