@@ -30,6 +30,11 @@ else
   echo "[setup] installing build requirements and vehicle_sim (about a minute the first time)"
   "${PIP[@]}" install "${BUILD_REQS[@]}" 2> >(grep -v "WARNING: Location" >&2)
   "${PIP[@]}" install --no-build-isolation "$ROOT[test]" 2> >(grep -v "WARNING: Location" >&2)
+  # compile every node's numba kernels once into the install's on-disk cache (the nodes load
+  # them from there: no node compiles while simulated time runs; see vehicle_sim/warm.py)
+  echo "[setup] compiling the numba kernels into the cache (about a minute the first time)"
+  # (from the venv's folder: `-m` puts the working folder first on the path, this source tree)
+  (cd "$VENV" && bin/python -m vehicle_sim.warm)
   echo "$hash" > "$stamp"
 fi
 # Interface packages a ROS 2 workspace has but no registry carries (interfaces/*: their

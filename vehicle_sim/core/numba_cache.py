@@ -8,6 +8,7 @@ changed, so an edit can never run with stale machine code.
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 # modules outside the guarded packages whose constants their kernels fold in
@@ -41,3 +42,34 @@ def guard_package(package_dir: Path) -> None:
         stamp.write_text(digest)
     except OSError:
         pass
+
+
+def loaded_kernels(prefix: str = "vehicle_sim") -> dict[str, object]:
+    """Every numba dispatcher (an ``@njit`` kernel) defined in an imported module whose name
+    starts with ``prefix``, by ``module.name``."""
+    from numba.core.registry import CPUDispatcher
+
+    found = {}
+    for mod_name, module in list(sys.modules.items()):
+        if module is None or not mod_name.startswith(prefix):
+            continue
+        for name, value in list(vars(module).items()):
+            if isinstance(value, CPUDispatcher) and value.__module__ == mod_name:
+                found[f"{mod_name}.{name}"] = value
+    return found
+
+
+def compiled_signatures(prefix: str = "vehicle_sim") -> dict[str, frozenset]:
+    """The argument types each loaded kernel has machine code for in this process (compiled
+    here or loaded from the on-disk cache): a kernel called with new types compiles again."""
+    return {name: frozenset(map(str, d.signatures)) for name, d in loaded_kernels(prefix).items()}
+
+
+def cache_counts(prefix: str = "vehicle_sim") -> tuple[int, int]:
+    """(signatures loaded from the on-disk cache, signatures compiled) over the loaded kernels
+    of this process (numba's ``Dispatcher.stats``; kernels inlined into others have none)."""
+    hits = misses = 0
+    for d in loaded_kernels(prefix).values():
+        hits += sum(d.stats.cache_hits.values())
+        misses += sum(d.stats.cache_misses.values())
+    return hits, misses

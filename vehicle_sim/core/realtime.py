@@ -46,6 +46,23 @@ def set_realtime_priority(priority: int) -> str:
     return ""
 
 
+# GIL hand-over bound of a process with a real-time loop [s]. CPython's default (5 ms) is five
+# 1 kHz periods: a loop thread that wakes while another thread of its process runs Python code
+# waits up to that long before the interpreter asks the other thread to drop the lock. 0.2 ms
+# is a choice: a fifth of a 1 kHz period, measured by bench/bench_deadlines.py (README,
+# Performance); shorter slices cost the other threads more hand-overs.
+LOOP_SWITCH_INTERVAL_S = 0.0002
+
+
+def shorten_switch_interval(interval_s: float = LOOP_SWITCH_INTERVAL_S) -> float:
+    """Set this process's GIL switch interval to ``interval_s`` if that is shorter; returns
+    the interval now in force [s]."""
+    if not 0.0 < interval_s < float("inf"):
+        raise ValueError(f"switch interval must be a finite time > 0 s, got {interval_s}")
+    sys.setswitchinterval(min(sys.getswitchinterval(), interval_s))
+    return sys.getswitchinterval()
+
+
 class LatenessWindow:
     """Fixed-size ring of samples [s] with percentiles; preallocated, no allocation per sample."""
 

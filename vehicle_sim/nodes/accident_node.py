@@ -46,6 +46,7 @@ from vehicle_sim.nodes.fault_schedule import SchedulePublisher, check_names
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
+from vehicle_sim.warm import warm_accident
 
 STATIC = "static/"
 MAX_FAULTED_AGENTS = 10_000  # agents whose instructor fault id is remembered
@@ -178,7 +179,7 @@ class AccidentNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(AccidentNode, "accident", args)
+    return run(AccidentNode, "accident", args, warm_up=warm_accident)
 
 
 if __name__ == "__main__":  # also runnable as python -m before its console script exists

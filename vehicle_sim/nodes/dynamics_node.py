@@ -20,6 +20,7 @@ from std_srvs.srv import SetBool, Trigger
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, Validated, validate, validate_twist
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
@@ -130,6 +131,11 @@ class DynamicsNode(Node):
         if now >= self._ready_at:
             self.destroy_timer(self._start_timer)
             self.get_logger().info("physics loop started")
+            if self.p.mode == "realtime" and self.p.realtime_priority > 1:
+                # this executor thread one FIFO level below the physics: when it holds the GIL
+                # the physics waits for, it gets a core at once instead of queueing behind the
+                # machine's other work (priority inversion); it sleeps in rcl_wait otherwise
+                set_realtime_priority(self.p.realtime_priority - 1)
             self._thread.start()
 
     def stop(self) -> None:
@@ -168,7 +174,12 @@ class DynamicsNode(Node):
 
     def _run_loop(self, hooks: Hooks) -> None:
         """The physics thread: an error escaping the loop must not leave a node that looks
-        alive with a frozen /clock; it ends the process with exit code 1 and the traceback."""
+        alive with a frozen /clock; it ends the process with exit code 1 and the traceback.
+        In real time the process hands the GIL over within a fraction of a step
+        (core.realtime.shorten_switch_interval): the executor thread cannot hold a due step
+        for CPython's default 5 ms."""
+        if self.p.mode == "realtime":
+            shorten_switch_interval()
         try:
             self.loop.run(self._stop, hooks)
         except Exception as exc:

@@ -46,6 +46,7 @@ from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
+from vehicle_sim.warm import warm_ego
 
 AGENTS, LIGHTS = "traffic/agents", "traffic/lights"  # the gated inputs (link faults)
 
@@ -203,7 +204,7 @@ class EgoDriverNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(EgoDriverNode, "ego_driver", args)
+    return run(EgoDriverNode, "ego_driver", args, warm_up=warm_ego)
 
 
 if __name__ == "__main__":  # also runnable as python -m before its console script exists

@@ -3,6 +3,9 @@
 - A malformed or unknown parameter (ConfigError/ValueError), or a ROS argument rcl cannot
   parse (a malformed ``--params-file``), makes the node refuse to start: one fatal line naming
   it, exit code 2.
+- ``warm_up`` (compiling the node's numba kernels, vehicle_sim.warm) runs before the node is
+  created: a node joins the ROS graph only once it can keep up with simulated time, and the
+  clock owner (which waits for every node of the graph) starts the simulation after that.
 - SIGINT/SIGTERM stop the node's own threads first, then rclpy, so no thread publishes into a
   context that is already shut down.
 - SIGUSR1 prints every thread's Python stack to stderr (faulthandler): the runner sends it to a
@@ -38,14 +41,23 @@ ParameterException = (InvalidParameterTypeException, InvalidParameterValueExcept
 
 
 def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
-        done: Callable[[Node], bool] = lambda node: False) -> int:
+        done: Callable[[Node], bool] = lambda node: False,
+        warm_up: Callable[[], None] = lambda: None) -> int:
     """Create the node, spin it until a signal (or ``done(node)``), then clean up; returns the
     exit code (2: refused to start; 1: an error escaped the node; else ``node.exit_code()``).
+    ``warm_up()`` runs first, before the node exists in the ROS graph.
 
     The node may define ``start()`` (called after construction), ``stop()`` (called before
     rclpy shuts down) and ``exit_code()`` (default 0).
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    try:
+        warm_up()
+    except KeyboardInterrupt:  # stopped before it started
+        return 0
+    except Exception as exc:  # the node still runs; it compiles at first use instead
+        print(f"[WARN] [{name}]: kernel warm-up failed ({type(exc).__name__}: {exc}); "
+              f"compiling at first use", file=sys.stderr)
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except RCLError as exc:  # e.g. a malformed --params-file: rcl's own message names it

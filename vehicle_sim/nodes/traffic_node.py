@@ -71,6 +71,7 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.shard_link import ShardLink
 from vehicle_sim.nodes.traffic_damage import TrafficDamagePublisher
 from vehicle_sim.paths import config_path
+from vehicle_sim.warm import warm_traffic
 
 TIMING_REPORT_STEPS = 200  # debug log of step / output compute times every this many steps
 
@@ -296,4 +297,4 @@ class TrafficNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    return run(TrafficNode, "traffic", args)
+    return run(TrafficNode, "traffic", args, warm_up=warm_traffic)
