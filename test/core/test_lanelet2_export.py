@@ -142,3 +142,15 @@ def test_the_cli_refuses_bad_input_in_one_line(tmp_path, capsys, args, words):
     assert export_main([*args, "--out", str(tmp_path / "x.osm")]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1, err
+
+
+def test_same_direction_neighbours_share_a_dashed_bound_for_lane_changes(grid, tmp_path):
+    lmap, lanelets = load_back(grid, tmp_path)
+    _, graph = routing(lmap)
+    inner, outer = lanelets["h2_0_f0"], lanelets["h2_0_f1"]  # the avenue: two lanes each way
+    assert outer.leftBound.id == inner.rightBound.id
+    assert inner.rightBound.attributes["subtype"] == "dashed"
+    assert graph.left(outer) == inner and graph.right(inner) == outer
+    single = lanelets["h0_0_f0"]  # one lane each way: no lane change, solid bounds
+    assert graph.left(single) is None and graph.right(single) is None
+    assert single.leftBound.attributes["subtype"] == "solid"

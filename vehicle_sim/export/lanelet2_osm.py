@@ -18,8 +18,10 @@ and Autoware's map format describe it):
   ``traffic_light_group_id`` the ground-truth node sends in Autoware's TrafficLightGroupArray;
 - stop and give-way signs are ``traffic_sign`` regulatory elements (signs ``de206`` / ``de205``,
   Lanelet2's country-coded sign names) with their stop line as ``ref_line``.
-Not written: zebra crossings (no crosswalk lanelets yet), static objects, lane-change relations
-(neighbouring lanes keep bounds of their own).
+- neighbouring lanes of one direction share the bound between them (``line_thin dashed``, so
+  lane changes are allowed); other bounds are ``line_thin solid``, connectors' ``virtual``.
+Not written: zebra crossings (no crosswalk lanelets yet), static objects; opposite lanes keep
+bounds of their own (a shared way would have to run both ways).
 
 Frame: the map frame is the local ENU tangent plane at ``origin`` (WGS-84); each node has
 ``lat``/``lon`` (pymap3d enu2geodetic, the same transformation as Lanelet2's
@@ -40,7 +42,7 @@ import numpy as np
 import pymap3d
 
 from vehicle_sim.core.config import spec
-from vehicle_sim.core.traffic.kernels.layout import LF_TURN, LF_WIDTH, LI_FROM
+from vehicle_sim.core.traffic.kernels.layout import LF_TURN, LF_WIDTH, LI_FROM, LI_LEFT, LI_RIGHT
 from vehicle_sim.core.traffic.network import Network
 
 STRAIGHT_BELOW_RAD = math.radians(20.0)  # turn_direction: straight below this turn (a choice)
@@ -105,25 +107,39 @@ class _Osm:
                 self.node(x + half_m * nx, y + half_m * ny, z)]
 
 
-def _bounds(network: Network, osm: _Osm, lane: int, ends: dict) -> tuple[list[int], list[int]]:
-    """(left, right) node ids of a lane's bounds; lane ends shared through ``ends``."""
+SIDES = {"left": (LI_LEFT, "right"), "right": (LI_RIGHT, "left")}  # neighbour, its side
+
+
+def _bounds(network: Network, osm: _Osm, lane: int, ends: dict, lines: dict
+            ) -> dict[str, tuple[int, list[int]]]:
+    """Way id and node ids per side of a lane's bounds. Lane ends are shared through ``ends``
+    (connectors start and end on their lanes' end points); a street lane's bound that lies on
+    its same-direction neighbour's (within 1 cm) is that neighbour's way (``lines``)."""
     path = network.paths[lane]
     half = 0.5 * float(network.net.lane_f[lane, LF_WIDTH])
     normal = np.column_stack((-np.sin(path[:, 2]), np.cos(path[:, 2])))
     sides = {"left": path[:, :2] + half * normal, "right": path[:, :2] - half * normal}
     src = int(network.net.lane_i[lane, LI_FROM])
-    if src >= 0:  # a connector: from the end of its lane to the start of the next one
-        first = {side: ends[(src, 1, side)] for side in sides}
-        nxt = int(network.successors(lane)[0][0])
-        last = {side: ends[(nxt, 0, side)] for side in sides}
-    else:
-        first = {side: osm.node(*xy[0]) for side, xy in sides.items()}
-        last = {side: osm.node(*xy[-1]) for side, xy in sides.items()}
-        for side in sides:
-            ends[(lane, 0, side)], ends[(lane, 1, side)] = first[side], last[side]
-    out = {side: [first[side], *(osm.node(x, y) for x, y in xy[1:-1]), last[side]]
-           for side, xy in sides.items()}
-    return out["left"], out["right"]
+    out = {}
+    for side, xy in sides.items():
+        if src >= 0:  # a connector: from the end of its lane to the start of the next one
+            nxt = int(network.successors(lane)[0][0])
+            nodes = [ends[(src, 1, side)], *(osm.node(x, y) for x, y in xy[1:-1]),
+                     ends[(nxt, 0, side)]]
+            out[side] = (osm.way(nodes, {"type": "virtual"}), nodes)
+            continue
+        column, other_side = SIDES[side]
+        neighbour = int(network.net.lane_i[lane, column])
+        other = lines.get((neighbour, other_side))
+        if other is not None and other[2].shape == xy.shape and np.abs(other[2] - xy).max() < 0.01:
+            out[side] = other[:2]
+        else:  # dashed between same-direction lanes (lane change allowed), else solid
+            nodes = [osm.node(x, y) for x, y in xy]
+            subtype = "dashed" if neighbour >= 0 else "solid"
+            out[side] = (osm.way(nodes, {"type": "line_thin", "subtype": subtype}), nodes)
+            lines[(lane, side)] = (*out[side], xy)
+        ends[(lane, 0, side)], ends[(lane, 1, side)] = out[side][1][0], out[side][1][-1]
+    return out
 
 
 def _lanelet_tags(network: Network, lane: int) -> dict[str, str]:
@@ -169,12 +185,10 @@ def lanelet2_xml(network: Network, p: Lanelet2Params = Lanelet2Params()) -> str:
     """The whole network as Lanelet2 OSM XML text (see the module docstring)."""
     osm = _Osm(first_id=light_group_id(len(network.light_names)))
     ends: dict[tuple[int, int, str], int] = {}
+    lines: dict[tuple[int, str], tuple] = {}
     for lane in range(network.n_lanes):  # street lanes come first: connectors reuse their ends
-        left, right = _bounds(network, osm, lane, ends)
-        street = network.net.lane_i[lane, LI_FROM] < 0
-        bound = {"type": "line_thin", "subtype": "solid"} if street else {"type": "virtual"}
-        members = [("way", osm.way(left, dict(bound)), "left"),
-                   ("way", osm.way(right, dict(bound)), "right")]
+        bounds = _bounds(network, osm, lane, ends, lines)
+        members = [("way", bounds[side][0], side) for side in ("left", "right")]
         members += [("relation", r, "regulatory_element")
                     for r in _signals(network, osm, lane, p)]
         osm.relation(members, _lanelet_tags(network, lane))
