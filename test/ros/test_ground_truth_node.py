@@ -7,6 +7,7 @@ are compared message by message with the traffic node's input of the same stamp 
 no assumption on how many messages arrive)."""
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import subprocess
@@ -142,6 +143,8 @@ def test_agents_and_lights_go_out_in_autoware_types(rig, start_node, tmp_path):
             end = path.path[-1].position  # 5 s at constant speed and yaw rate
             dist = math.hypot(end.x - a.pose.position.x, end.y - a.pose.position.y)
             assert dist == pytest.approx(5.0 * a.speed, rel=0.02, abs=0.01)
+    sent = [to_ns(m.header.stamp) for m in rig.got["objects"]]
+    assert all(b - a >= 100 * MS for a, b in itertools.pairwise(sent)), "objects_rate_hz 10"
     for agents, tracked in rig.pairs("tracked"):
         for a, o in zip(agents.agents, tracked.objects, strict=True):
             pose = o.kinematics.pose_with_covariance.pose

@@ -27,6 +27,10 @@ class GroundTruthNodeParams:
     traffic_lights_topic: str = spec("/perception/traffic_light_recognition/traffic_signals",
                                      doc="autoware_perception_msgs/TrafficLightGroupArray out; "
                                      "'' = off")
+    objects_rate_hz: float = spec(10.0, unit="Hz", gt=0.0, le=1000.0,
+                                  doc="objects at most at this sim-time rate (Autoware's "
+                                  "perception runs at the 10 Hz lidar rate); lights go out as "
+                                  "they come")
     range_m: float = spec(0.0, unit="m", ge=0.0, le=20000.0,
                           doc="only agents within this distance of the ego (0 = all; all "
                           "until the first ego state)")

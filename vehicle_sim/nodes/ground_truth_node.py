@@ -1,8 +1,10 @@
 """Ground-truth node: what a stack would perceive, in the stack's own types (issue 12).
 
 - ``traffic/agents`` -> autoware_perception_msgs PredictedObjects and TrackedObjects (Autoware's
-  topics by default), in the map frame, stamped with the agents' simulation time, optionally
-  only within ``range_m`` of the ego (``vehicle/state``); ghosts of other shards are left out;
+  topics by default), in the map frame, stamped with the agents' simulation time, at most at
+  ``objects_rate_hz`` of sim time (an agents message goes out if its stamp is at least a period
+  after the last one sent), optionally only within ``range_m`` of the ego (``vehicle/state``);
+  ghosts of other shards are left out;
 - ``traffic/lights`` -> autoware_perception_msgs TrafficLightGroupArray, group ids = the
   regulatory element ids of the Lanelet2 export (vehicle_sim_export_map) of the same map;
 - the map's drivable area once, latched (reliable, transient local), as a nav_msgs
@@ -26,6 +28,7 @@ from vehicle_sim.export.ground_truth_params import GroundTruthNodeParams
 from vehicle_sim.export.lanelet2_osm import light_group_id
 from vehicle_sim.export.occupancy import DrivableGrid, drivable_grid
 from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
+from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.main import run
@@ -56,6 +59,8 @@ class GroundTruthNode(Node):
         self.group_ids = {name: light_group_id(k)
                           for k, name in enumerate(self.network.light_names)}
         self.ego_xy: tuple[float, float] | None = None
+        self.period_ns = round(1e9 / self.p.objects_rate_hz)
+        self.next_ns = self.last_ns = -1  # objects schedule in sim time [ns]
         try:
             from vehicle_sim.nodes import ground_truth_msgs as gt
         except ImportError as exc:
@@ -103,6 +108,10 @@ class GroundTruthNode(Node):
             self.ego_xy = (ego[0], ego[1])
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
+        t_ns = conv.to_ns(msg.header.stamp)
+        if self.last_ns <= t_ns < self.next_ns:
+            return  # between two outputs at objects_rate_hz (sim time going back re-anchors)
+        self.last_ns, self.next_ns = t_ns, t_ns + self.period_ns
         agents = self.gt.in_range(msg.agents, self.ego_xy, self.p.range_m)
         msg.header.frame_id = self.p.frame_id
         if self.pub_objects is not None:
