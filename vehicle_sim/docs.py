@@ -13,13 +13,14 @@ from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.run_summary import MonitorParams
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
+from vehicle_sim.export.ground_truth_params import GroundTruthNodeParams
 from vehicle_sim.graph import LAUNCH_ARGS
 from vehicle_sim.recording import RecorderParams
 
 NODE_PARAMS = {"dynamics": DynamicsParams, "traffic": TrafficNodeParams,
                "imu": ImuNodeParams, "gps": GpsNodeParams,
                "bridge": BridgeNodeParams, "ego_driver": EgoDriverParams,
-               "accident": AccidentParams,
+               "accident": AccidentParams, "ground_truth": GroundTruthNodeParams,
                "sim_monitor": MonitorParams, "recorder": RecorderParams}
 BEGIN, END = "<!-- params:begin -->", "<!-- params:end -->"
 ARGS_BEGIN, ARGS_END = "<!-- args:begin -->", "<!-- args:end -->"

@@ -55,7 +55,8 @@ FAULT_TARGETS = frozenset({"gps", "imu", "vehicle", "platform", "wheel", "traffi
 
 # the package's node executables ([project.scripts] of pyproject.toml, less the runner)
 NODE_EXECUTABLES = ("dynamics_node", "traffic_node", "imu_node", "gps_node", "bridge_node",
-                    "ego_driver_node", "accident_node", "sim_monitor", "recorder_node")
+                    "ego_driver_node", "accident_node", "sim_monitor", "recorder_node",
+                    "ground_truth_node")
 
 
 @dataclass(frozen=True)

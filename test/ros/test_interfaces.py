@@ -59,8 +59,9 @@ def test_generated_types_match_their_definitions(package, kind, name, sections):
             ros_type, field, _, value = FIELD.match(line).groups()
             if value is None:
                 fields[field] = idl_type(ros_type, package)
-            else:
-                constants[field] = value.strip()
+            else:  # string constants are quoted in the .msg, plain in Python
+                constants[field] = value.strip().strip('"') if ros_type == "string" \
+                    else value.strip()
         assert cls.get_fields_and_field_types() == fields, f"{package}/{name}"
         for constant, value in constants.items():
             assert str(getattr(cls, constant)) == value, f"{package}/{name}.{constant}"
