@@ -58,3 +58,35 @@ def test_a_fresh_process_loads_every_kernel_of_the_warm_up_from_the_disk_cache(t
     hits, misses = map(int, second.stdout.split()[-2:])
     assert misses == 0, f"{misses} signatures compiled again (cache hits {hits})"
     assert hits >= 5, f"only {hits} signatures loaded from the cache"
+
+
+WARM_ORDER = """
+import rclpy
+from rclpy.node import Node
+from vehicle_sim.nodes.main import run
+
+def warm():
+    print("warm-up, node in the graph:", rclpy.ok(), flush=True)
+
+def broken():
+    raise RuntimeError("no cache here")
+
+class Probe(Node):
+    def __init__(self):
+        super().__init__("warm_probe")
+        print("node created", flush=True)
+
+codes = [run(Probe, "warm_probe", done=lambda node: True, warm_up=w) for w in (warm, broken)]
+print("exit codes", *codes, flush=True)
+"""
+
+
+def test_the_warm_up_runs_before_the_node_joins_the_graph_and_a_failed_one_still_starts_it():
+    result = subprocess.run([sys.executable, "-c", WARM_ORDER], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines == ["warm-up, node in the graph: False", "node created", "node created",
+                     "exit codes 0 0"], result.stdout
+    warned = [line for line in result.stderr.splitlines() if "warm-up failed" in line]
+    assert len(warned) == 1 and "RuntimeError: no cache here" in warned[0], result.stderr
