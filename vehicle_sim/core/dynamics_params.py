@@ -41,8 +41,11 @@ class DynamicsParams:
     watchdog_brake: float = spec(1.0, ge=0.0, le=1.0, doc="brake pedal applied by the watchdog")
     wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes are up "
                                            "(the runner and launch file fill in the scenario's)")
-    start_timeout_s: float = spec(30.0, unit="s", gt=0.0, doc="wall time to wait for them, "
-                                  "then start anyway with a warning")
+    start_timeout_s: float = spec(120.0, unit="s", gt=0.0, le=3600.0,
+                                  doc="wall time to wait for them, then start anyway with a "
+                                      "warning (a cold numba cache, e.g. a workspace build "
+                                      "without the set-up's warm-up, took ~45-60 s to compile "
+                                      "on a loaded 2-core machine)")
     start_settle_s: float = spec(1.0, unit="s", ge=0.0, doc="wall time after they are up, for "
                                  "DDS discovery to match their subscriptions")
     map_file: str = spec("maps/urban_grid.yaml",
