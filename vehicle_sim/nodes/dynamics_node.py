@@ -20,6 +20,7 @@ from std_srvs.srv import SetBool, Trigger
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, Validated, validate, validate_twist
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.frames import vehicle_reference_m
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
@@ -31,6 +32,7 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
+from vehicle_sim.nodes.tf_publisher import TfPublisher, reference_odometry
 from vehicle_sim.nodes.vehicle_faults import VehicleFaultLink
 from vehicle_sim.paths import config_path
 
@@ -77,6 +79,10 @@ class DynamicsNode(Node):
             conv.VehicleState, "vehicle/state_raw",
             qos.STREAM if self.p.mode == "realtime" else qos.RELIABLE_STREAM)
         self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE)
+        # base_link at the reference point in odom and /tf (vehicle/state stays the CG's)
+        self.base_r_m = vehicle_reference_m(self.p.base_link, self.vehicle, self.p.model)
+        self.tf = (TfPublisher(self, self.p.odom_in_map, self.p.map_frame, self.p.odom_frame)
+                   if self.p.publish_tf else None)
         self.pub_clock = self.create_publisher(
             Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
@@ -150,7 +156,10 @@ class DynamicsNode(Node):
             self.pub_raw.publish(msg)
         if k % self._state_every == 0:
             self.pub_state.publish(msg)
-            self.pub_odom.publish(conv.odometry(msg))
+            odom = reference_odometry(msg, self.base_r_m)
+            self.pub_odom.publish(odom)
+            if self.tf is not None:
+                self.tf.send(odom)
 
     def _publish_status(self, s: LoopStatus) -> None:
         if self.loop.priority_problem:
