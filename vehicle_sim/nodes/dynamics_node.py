@@ -72,13 +72,15 @@ class DynamicsNode(Node):
         self.rejected = 0
         self._speed_mps = self.p.initial.speed_mps  # last published forward speed, for cmd_vel
         self._state_every = self.p.every(self.p.state_rate_hz)
-        self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE)
+        self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE,
+                                               qos_overriding_options=qos.overridable())
         # reliable when not paced by the wall clock: sensors then sample every state (a seeded
         # run repeats); best-effort readers still match
         self.pub_raw = self.create_publisher(
             conv.VehicleState, "vehicle/state_raw",
             qos.STREAM if self.p.mode == "realtime" else qos.RELIABLE_STREAM)
-        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE)
+        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE,
+                                              qos_overriding_options=qos.overridable())
         # base_link at the reference point in odom and /tf (vehicle/state stays the CG's)
         self.base_r_m = vehicle_reference_m(self.p.base_link, self.vehicle, self.p.model)
         self.tf = (TfPublisher(self, self.p.odom_in_map, self.p.map_frame, self.p.odom_frame)
