@@ -29,6 +29,7 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.diagnostics import LoopDiagnostics
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
@@ -88,6 +89,7 @@ class DynamicsNode(Node):
         self.pub_clock = self.create_publisher(
             Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
+        self.diagnostics = LoopDiagnostics(self, self.loop)  # once per simulated second
         self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)
         self.create_subscription(Twist, "cmd_vel", self._on_twist, qos.COMMAND)
         self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
@@ -147,6 +149,7 @@ class DynamicsNode(Node):
 
     # ---- physics thread ------------------------------------------------------------------
     def _after_step(self, k: int, t_ns: int) -> None:
+        self.diagnostics.after_step(t_ns)
         if k % self.p.clock_decimation == 0:
             self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
         raw = self.p.raw_state_decimation and k % self.p.raw_state_decimation == 0
@@ -164,6 +167,7 @@ class DynamicsNode(Node):
                 self.tf.send(odom)
 
     def _publish_status(self, s: LoopStatus) -> None:
+        self.diagnostics.status = s
         if self.loop.priority_problem:
             self.get_logger().warning(self.loop.priority_problem, once=True)
         msg = SimStatus(mode=_MODES[self.p.mode], paused=s.paused, sim_time=s.sim_time_s,
@@ -192,6 +196,7 @@ class DynamicsNode(Node):
         """The state would have become NaN/inf: nothing absurd is published, the run ends."""
         self.get_logger().fatal(f"physics stopped at t={t_ns * 1e-9:.3f} s: {why} (vehicle "
                                 f"{self.p.vehicle_file}, model {self.p.model})")
+        self.diagnostics.publish(t_ns, diverged=why)
         self.failed = True
 
     def exit_code(self) -> int:

@@ -28,6 +28,7 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns
+from vehicle_sim.nodes.diagnostics import Diagnostics, faults_check
 from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.params import declare_and_load
@@ -114,6 +115,7 @@ class SensorNode(Node):
                                  # fast, lockstep: every state, as the dynamics publishes it
                                  qos.SENSOR_STATE_IN if self.p.mode == "realtime"
                                  else qos.RELIABLE_STREAM)
+        self.diagnostics = Diagnostics(self, self.node_name)  # once per simulated second
         self.lockstep = (LockstepPeer(self, lambda t_ns: self.seen_ns >= t_ns,
                                       lambda t_ns: (0, 0), lambda: None)
                          if self.p.lockstep else None)
@@ -141,6 +143,9 @@ class SensorNode(Node):
             self.model.faults.apply(self.faults.active)
         self.t_ns = t_ns
         self.faults.expire(t_ns)
+        if self.diagnostics.due(t_ns):
+            self.diagnostics.publish(t_ns, [faults_check(f"vehicle_sim: {self.p.fault_target}",
+                                                         [f.kind for f in self.faults.active])])
         self.sample(t_ns, StateView(msg))
 
     def announce(self, label: str, xyz: tuple[float, float, float],
