@@ -144,3 +144,12 @@ def test_sensor_frames_are_given_from_the_rear_axle(ros_node, start_node, model,
         assert (t.transform.translation.x, t.transform.translation.y,
                 t.transform.translation.z) == pytest.approx(
                     (CAR.chassis.cg_to_rear_axle_m, 0.0, height_m), abs=1e-12)
+
+
+@pytest.mark.parametrize("exe, params, words", [
+    ("dynamics_node", {"base_link": "front_bumper"}, "base_link"),
+    ("dynamics_node", {"odom_in_map.yaw_rad": 9.0}, "odom_in_map.yaw_rad"),
+    ("imu_node", {"base_link": "rear_axle", "vehicle_file": "vehicles/no_such_car.yaml"},
+     "no_such_car.yaml")])
+def test_bad_frame_parameters_refuse_to_start(assert_refuses, exe, params, words):
+    assert_refuses(exe, params, words)
