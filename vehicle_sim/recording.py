@@ -34,7 +34,7 @@ class RecorderParams:
          "/sim/status", "/cmd_vel", "/bridge/active_source",
          "/traffic/agents", "/traffic/lights", "/traffic/markers", "/imu/data", "/gnss/fix",
          "/motion/cue", "/accidents", "/accidents/damage", "/faults/command", "/faults/status",
-         "/tf", "/tf_static"),
+         "/tf", "/tf_static", "/diagnostics"),
         doc="topics recorded when they appear (any message type, found by discovery)")
     type_prefixes: tuple[str, ...] = spec(
         ("vehicle_sim/",), doc="also record every topic whose type starts with one of these")

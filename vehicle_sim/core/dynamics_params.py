@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.frames import REFERENCE_POINTS, OdomInMap
 
 MODES = ("realtime", "fast", "lockstep")
 
@@ -56,7 +57,14 @@ class DynamicsParams:
                                   doc="a traffic shard silent this long (sim time): its agents "
                                       "are no longer obstacles for the ego's crash contacts")
     odom_frame: str = spec("odom", doc="REP-105 odometry frame")
-    base_frame: str = spec("base_link", doc="REP-105 body frame (at the CG)")
+    base_frame: str = spec("base_link", doc="REP-105 body frame (at the reference point)")
+    base_link: str = spec("cg", choices=REFERENCE_POINTS,
+                          doc="reference point of base_link in odometry, /tf and the sensor "
+                              "frames: cg, or rear_axle (centre on the ground, Autoware's); "
+                              "vehicle/state stays the CG's (core.frames)")
+    map_frame: str = spec("map", doc="REP-105 map frame of the static map -> odom")
+    publish_tf: bool = spec(True, doc="odom -> base_link on /tf, map -> odom on /tf_static")
+    odom_in_map: OdomInMap = OdomInMap()
     initial: InitialPose = InitialPose()
 
     def __post_init__(self) -> None:

@@ -40,6 +40,7 @@ from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.bridge_faults import BridgeFaults
+from vehicle_sim.nodes.diagnostics import Diagnostics, link_check, source_check
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
@@ -111,6 +112,7 @@ class BridgeNode(Node):
         self.create_service(SetBool, "bridge/estop", self._on_estop)
         self.faults = BridgeFaults(self)  # LINK_LOSS of targets platform and wheel
         self.ignored_inputs = 0  # rig inputs dropped during an injected wheel link loss
+        self.diagnostics = Diagnostics(self, "bridge")  # per simulated second of the states
         log = self.get_logger()
         self.sender = udp.UdpSender(p.output_host, p.output_port) if p.output_port else None
         self.serial = (serial_port.SerialSender(p.serial_device, p.serial_baud, log.warning)
@@ -195,6 +197,19 @@ class BridgeNode(Node):
             self._publish(decision.command)
         if self.cycles % self._cue_every == 0:
             self.pub_cue.publish(self._cue(frame, sample, steer.torque_nm))
+        if sample is not None and self.diagnostics.due(conv.to_ns(sample.stamp)):
+            self._publish_diagnostics(conv.to_ns(sample.stamp), decision.source, link_up)
+
+    def _publish_diagnostics(self, t_ns: int, source: str, platform_up: bool) -> None:
+        """Command source, platform output and rig input links on /diagnostics."""
+        out = "serial" if self.serial is not None else "udp" if self.sender is not None else "off"
+        serial_down = self.serial is not None and not self.serial.connected
+        checks = [source_check(source),
+                  link_check("vehicle_sim: platform link", platform_up and not serial_down, out),
+                  link_check("vehicle_sim: wheel link", not self.faults.lost("wheel"),
+                             "evdev" if self.wheel is not None else
+                             "udp" if self.receiver is not None else "off")]
+        self.diagnostics.publish(t_ns, checks)
 
     def _announce(self, decision: Decision) -> None:
         self.pub_source.publish(String(data=decision.source))

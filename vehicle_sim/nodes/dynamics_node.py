@@ -20,6 +20,7 @@ from std_srvs.srv import SetBool, Trigger
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, Validated, validate, validate_twist
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.frames import vehicle_reference_m
 from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
@@ -29,9 +30,11 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.diagnostics import LoopDiagnostics
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
+from vehicle_sim.nodes.tf_publisher import TfPublisher, reference_odometry
 from vehicle_sim.nodes.vehicle_faults import VehicleFaultLink
 from vehicle_sim.paths import config_path
 
@@ -71,16 +74,23 @@ class DynamicsNode(Node):
         self.rejected = 0
         self._speed_mps = self.p.initial.speed_mps  # last published forward speed, for cmd_vel
         self._state_every = self.p.every(self.p.state_rate_hz)
-        self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE)
+        self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE,
+                                               qos_overriding_options=qos.overridable())
         # reliable when not paced by the wall clock: sensors then sample every state (a seeded
         # run repeats); best-effort readers still match
         self.pub_raw = self.create_publisher(
             conv.VehicleState, "vehicle/state_raw",
             qos.STREAM if self.p.mode == "realtime" else qos.RELIABLE_STREAM)
-        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE)
+        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE,
+                                              qos_overriding_options=qos.overridable())
+        # base_link at the reference point in odom and /tf (vehicle/state stays the CG's)
+        self.base_r_m = vehicle_reference_m(self.p.base_link, self.vehicle, self.p.model)
+        self.tf = (TfPublisher(self, self.p.odom_in_map, self.p.map_frame, self.p.odom_frame)
+                   if self.p.publish_tf else None)
         self.pub_clock = self.create_publisher(
             Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
+        self.diagnostics = LoopDiagnostics(self, self.loop)  # once per simulated second
         self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)
         self.create_subscription(Twist, "cmd_vel", self._on_twist, qos.COMMAND)
         self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
@@ -145,6 +155,7 @@ class DynamicsNode(Node):
 
     # ---- physics thread ------------------------------------------------------------------
     def _after_step(self, k: int, t_ns: int) -> None:
+        self.diagnostics.after_step(t_ns)
         if k % self.p.clock_decimation == 0:
             self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
         raw = self.p.raw_state_decimation and k % self.p.raw_state_decimation == 0
@@ -156,9 +167,13 @@ class DynamicsNode(Node):
             self.pub_raw.publish(msg)
         if k % self._state_every == 0:
             self.pub_state.publish(msg)
-            self.pub_odom.publish(conv.odometry(msg))
+            odom = reference_odometry(msg, self.base_r_m)
+            self.pub_odom.publish(odom)
+            if self.tf is not None:
+                self.tf.send(odom)
 
     def _publish_status(self, s: LoopStatus) -> None:
+        self.diagnostics.status = s
         if self.loop.priority_problem:
             self.get_logger().warning(self.loop.priority_problem, once=True)
         msg = SimStatus(mode=_MODES[self.p.mode], paused=s.paused, sim_time=s.sim_time_s,
@@ -192,6 +207,7 @@ class DynamicsNode(Node):
         """The state would have become NaN/inf: nothing absurd is published, the run ends."""
         self.get_logger().fatal(f"physics stopped at t={t_ns * 1e-9:.3f} s: {why} (vehicle "
                                 f"{self.p.vehicle_file}, model {self.p.model})")
+        self.diagnostics.publish(t_ns, diverged=why)
         self.failed = True
 
     def exit_code(self) -> int:

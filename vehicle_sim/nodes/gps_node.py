@@ -6,9 +6,10 @@ odom), the input/fault plumbing is ``sensor_common.SensorNode``. Fixes are sampl
 rate in sim time and published once the sim time passes their release time (preset
 ``latency_s``); header stamp = sim time of the measured state.
 
-Frames: ``gnss_link`` is the antenna, fixed to ``base_link`` (origin at the CG, REP-103 axes) at
-the preset's ``antenna_lever_arm_m`` [m], no rotation. The static transform base_link ->
-gnss_link goes to ``/tf_static`` when tf2_msgs is installed; otherwise it is logged once.
+Frames: ``gnss_link`` is the antenna, fixed to ``base_link`` (REP-103 axes) at the preset's
+``antenna_lever_arm_m`` [m] from the CG (given from base_link's reference point), no rotation.
+The static transform base_link -> gnss_link goes to ``/tf_static`` when tf2_msgs is installed;
+otherwise it is logged once.
 The ENU origin of odom is the preset's ``origin`` (or ``origin.*`` with ``origin_override``).
 
 NavSatFix: WGS-84 degrees, altitude above the ellipsoid, service GPS; with a fix, status
@@ -16,8 +17,9 @@ STATUS_FIX and ENU position covariance with COVARIANCE_TYPE_DIAGONAL_KNOWN; insi
 or under the NO_FIX fault, STATUS_NO_FIX, NaN position and COVARIANCE_TYPE_UNKNOWN.
 Velocity (TwistWithCovarianceStamped, frame_id gnss_link, values in ENU axes as
 ublox_gps does): linear covariance from the model, covariance[21] (angular) = -1.
-QoS: fixes at ~10 Hz use qos.STATE (reliable keep-last 10): cheap at this rate, and matched by
-both reliable (RViz, rosbag, default QoS) and best-effort (SensorDataQoS) subscribers.
+QoS: qos.SENSOR (REP-2003: reliable keep-last 10, the system default), matched by both reliable
+(RViz, rosbag, default QoS) and best-effort (SensorDataQoS) subscribers; per-topic override by
+``qos_overrides./gnss/fix.publisher.*`` (qos.py).
 Faults (target ``gps``): FREEZE, DROPOUT, NOISE_SCALE (value), POSITION_JUMP (vector, ENU m),
 NO_FIX, CLEAR.
 """
@@ -40,6 +42,7 @@ from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
 from vehicle_sim.paths import config_path
 
+
 class GpsNode(SensorNode):
     """A GNSS receiver: fixes (and velocity) at ``rate_hz`` from the core GnssModel."""
 
@@ -49,11 +52,13 @@ class GpsNode(SensorNode):
     def __init__(self) -> None:
         super().__init__()
         mp = self.model.params
-        self.pub_fix = self.create_publisher(NavSatFix, self.p.fix_topic, qos.STATE)
+        self.pub_fix = self.create_publisher(NavSatFix, self.p.fix_topic, qos.SENSOR,
+                                             qos_overriding_options=qos.overridable())
         self.pub_vel = None
         if self.p.velocity_topic and mp.velocity_enabled:
             self.pub_vel = self.create_publisher(TwistWithCovarianceStamped,
-                                                 self.p.velocity_topic, qos.STATE)
+                                                 self.p.velocity_topic, qos.SENSOR,
+                                                 qos_overriding_options=qos.overridable())
         o = mp.origin
         self.announce("GNSS", mp.antenna_lever_arm_m, (0.0, 0.0, 0.0),
                       f"origin {o.latitude_deg:.7f}, {o.longitude_deg:.7f}, {o.altitude_m:.2f} m, "

@@ -6,12 +6,16 @@ input/fault plumbing is ``sensor_common.SensorNode``. Every physics-step Vehicle
 ones are sampled (preset ``rate_hz`` or the ``rate_hz`` override, in sim time), so the output
 stamps are the sim times of the sampled states.
 
-Frames: ``imu_link`` is fixed to ``base_link`` (origin at the CG, REP-103 axes): translation =
-the preset's ``lever_arm_m`` [m], rotation = ``mounting_rpy_rad`` (roll, pitch, yaw [rad], ZYX).
+Frames: ``imu_link`` is fixed to ``base_link`` (REP-103 axes): translation = the preset's
+``lever_arm_m`` [m] from the CG, given from base_link's reference point (``base_link``),
+rotation = ``mounting_rpy_rad`` (roll, pitch, yaw [rad], ZYX).
 The readings are in imu_link axes: specific force (+9.81 m/s^2 on z at rest, level) and angular
 rate, both including the lever-arm terms. The static transform base_link -> imu_link goes to
 ``/tf_static`` when tf2_msgs is installed; otherwise it is logged once and the values above
 apply.
+QoS: qos.SENSOR (REP-2003: drivers publish with the system default, reliable keep-last 10), so
+a default-QoS subscriber (Autoware's imu_corrector) matches as well as a SensorDataQoS one;
+per-topic override by ``qos_overrides./imu/data.publisher.*`` (qos.py).
 Covariances: diagonal, from the discretised white noise and quantisation of the model;
 orientation_covariance[0] = -1 when the preset has no orientation output.
 Faults (FaultCommand target ``imu``): BIAS_STEP (channel accel_x..accel_z [m/s^2] or
@@ -31,6 +35,7 @@ from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
 from vehicle_sim.paths import config_path
 
+
 class ImuNode(SensorNode):
     """An IMU: specific force and angular rate in imu_link axes at ``rate_hz``."""
 
@@ -40,7 +45,8 @@ class ImuNode(SensorNode):
     def __init__(self) -> None:
         super().__init__()
         mp = self.model.params
-        self.pub = self.create_publisher(Imu, self.p.imu_topic, qos.STREAM)
+        self.pub = self.create_publisher(Imu, self.p.imu_topic, qos.SENSOR,
+                                         qos_overriding_options=qos.overridable())
         self.announce("IMU", mp.lever_arm_m, mp.mounting_rpy_rad, f"frame {self.p.frame_id}")
 
     def make_model(self) -> ImuModel:

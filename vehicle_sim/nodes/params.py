@@ -70,7 +70,9 @@ def validate_on_set(node: Node, cls: type[T], current: Callable[[], T],
     source = f"node {node.get_fully_qualified_name()}"
 
     def on_set(changes: list[Parameter]) -> SetParametersResult:
-        names = [c.name for c in changes if c.name not in _ALWAYS_KNOWN]
+        # qos_overrides.* are rclpy's own read-only parameters, declared with each publisher
+        names = [c.name for c in changes
+                 if c.name not in _ALWAYS_KNOWN and not c.name.startswith("qos_overrides.")]
         frozen = [n for n in names if n not in dynamic]
         if frozen:
             return SetParametersResult(successful=False,

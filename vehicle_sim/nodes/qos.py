@@ -1,5 +1,14 @@
-"""QoS by role (conventions.md): streams best-effort keep-last-1, events reliable."""
+"""QoS by role (conventions.md): streams best-effort keep-last-1, events reliable.
+
+Per-topic override (ROS 2's standard mechanism, rclpy ``QoSOverridingOptions``): the publishers
+created with ``overridable()`` (sensor outputs, vehicle/state, odom) declare the read-only
+parameters ``qos_overrides.<fully qualified topic>.publisher.<policy>`` for reliability,
+durability, history and depth, e.g.
+``-p qos_overrides./imu/data.publisher.reliability:=best_effort`` or in a parameter file.
+They are read once when the publisher is created.
+"""
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos_overriding_options import QoSOverridingOptions
 
 
 def _keep_last(depth: int, reliable: bool, transient_local: bool = False) -> QoSProfile:
@@ -51,3 +60,23 @@ LOCKSTEP_ACK_IN = _keep_last(100, reliable=True)
 RELIABLE_STREAM = _keep_last(100, reliable=True)
 # published once: static transforms, maps
 LATCHED = _keep_last(1, reliable=True, transient_local=True)
+
+# sensor outputs (imu/data, gnss/fix, gnss/velocity): REP-2003, drivers publish with the system
+# default QoS (reliable, keep last 10), which reliable subscribers (Autoware's imu_corrector) and
+# best-effort SensorDataQoS subscribers both match
+SENSOR = _keep_last(10, reliable=True)
+# /tf as tf2_ros's TransformBroadcaster offers it: reliable volatile keep-last 100
+# (ros2/geometry2 tf2_ros/include/tf2_ros/qos.hpp, DynamicBroadcasterQoS)
+TF = _keep_last(100, reliable=True)
+# /tf_static as tf2_ros's StaticTransformBroadcaster: reliable, transient local, keep-last 1 per
+# publisher, each message holding all of that publisher's static transforms (qos.hpp,
+# StaticBroadcasterQoS); tf2 listeners read it with depth 100 transient local
+TF_STATIC = LATCHED
+# /diagnostics as diagnostic_updater publishes it (the default QoS: reliable keep-last 10)
+DIAGNOSTICS = _keep_last(10, reliable=True)
+
+
+def overridable() -> QoSOverridingOptions:
+    """Options for ``create_publisher(..., qos_overriding_options=overridable())``: reliability,
+    durability, history and depth can be overridden per topic (module docstring)."""
+    return QoSOverridingOptions.with_default_policies()

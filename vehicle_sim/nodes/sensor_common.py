@@ -21,13 +21,18 @@ import math
 import numpy as np
 from rclpy.node import Node
 
+from vehicle_sim.core.config import load
 from vehicle_sim.core.faults import Check
+from vehicle_sim.core.frames import mount_from_reference_m, vehicle_reference_m
+from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns
+from vehicle_sim.nodes.diagnostics import Diagnostics, faults_check
 from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.paths import config_path
 
 
 class StateView:
@@ -110,6 +115,7 @@ class SensorNode(Node):
                                  # fast, lockstep: every state, as the dynamics publishes it
                                  qos.SENSOR_STATE_IN if self.p.mode == "realtime"
                                  else qos.RELIABLE_STREAM)
+        self.diagnostics = Diagnostics(self, self.node_name)  # once per simulated second
         self.lockstep = (LockstepPeer(self, lambda t_ns: self.seen_ns >= t_ns,
                                       lambda t_ns: (0, 0), lambda: None)
                          if self.p.lockstep else None)
@@ -137,6 +143,9 @@ class SensorNode(Node):
             self.model.faults.apply(self.faults.active)
         self.t_ns = t_ns
         self.faults.expire(t_ns)
+        if self.diagnostics.due(t_ns):
+            self.diagnostics.publish(t_ns, [faults_check(f"vehicle_sim: {self.p.fault_target}",
+                                                         [f.kind for f in self.faults.active])])
         self.sample(t_ns, StateView(msg))
 
     def announce(self, label: str, xyz: tuple[float, float, float],
@@ -148,8 +157,15 @@ class SensorNode(Node):
 
     def publish_static_tf(self, xyz: tuple[float, float, float],
                           rpy: tuple[float, float, float]) -> None:
-        """base_frame -> frame_id on /tf_static when tf2_msgs is installed, else one info line."""
+        """base_frame -> frame_id on /tf_static when tf2_msgs is installed, else one info line.
+
+        ``xyz`` is the preset's mount from the CG; the transform gives it from base_link at the
+        ``base_link`` reference point (core.frames.mount_from_reference_m)."""
         child, parent = self.p.frame_id, self.p.base_frame
+        if self.p.base_link != "cg":
+            vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
+            xyz = mount_from_reference_m(xyz, vehicle_reference_m(self.p.base_link, vehicle,
+                                                                  self.p.model))
         try:
             from geometry_msgs.msg import TransformStamped
             from tf2_msgs.msg import TFMessage
@@ -164,7 +180,7 @@ class SensorNode(Node):
         tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = \
             (float(c) for c in xyz)
         tf.transform.rotation = quaternion_from_rpy(*(float(a) for a in rpy))
-        self._tf_pub = self.create_publisher(TFMessage, "/tf_static", qos.LATCHED)
+        self._tf_pub = self.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC)
         self._tf_pub.publish(TFMessage(transforms=[tf]))
 
     # ---- subclass hooks ------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from vehicle_sim.core.config import build, load_yaml, spec
 from vehicle_sim.core.dynamics_params import MODES
+from vehicle_sim.core.frames import REFERENCE_POINTS
 from vehicle_sim.core.sensors.params import GeoOrigin
 
 T = TypeVar("T")
@@ -32,6 +33,13 @@ class SensorNodeParams:
     seed: int = spec(0, ge=0, doc="seed of the sensor's random errors (noise, drawn-at-start "
                      "errors)")
     rate_hz: float = spec(0.0, unit="Hz", ge=0.0, doc="output rate in sim time; 0 = the preset's")
+    base_link: str = spec("cg", choices=REFERENCE_POINTS,
+                          doc="reference point of base_link, as the dynamics node's base_link: "
+                              "the static TF gives the mount from it (core.frames)")
+    vehicle_file: str = spec("vehicles/medium_car.yaml",
+                             doc="the dynamics node's vehicle file (rear-axle position)")
+    model: str = spec("single_track", choices=("single_track", "kinematic", "full14"),
+                      doc="the dynamics node's model (full14: the CG's height above the road)")
 
 
 @dataclass(frozen=True)
@@ -41,7 +49,7 @@ class ImuNodeParams(SensorNodeParams):
     preset_file: str = spec("sensors/imu_adis16448.yaml",
                             doc="ImuParams preset, absolute or relative to the config dir")
     frame_id: str = spec("imu_link", doc="sensor frame (header.frame_id, static TF child)")
-    base_frame: str = spec("base_link", doc="vehicle body frame at the CG (static TF parent)")
+    base_frame: str = spec("base_link", doc="vehicle body frame at base_link (static TF parent)")
     state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     imu_topic: str = spec("imu/data", doc="sensor_msgs/Imu output")
     fault_target: str = spec("imu", doc="FaultCommand.target this node answers")
@@ -60,7 +68,7 @@ class GpsNodeParams(SensorNodeParams):
     origin_override: bool = spec(False, doc="use origin.* instead of the preset's ENU origin")
     origin: GeoOrigin = GeoOrigin()
     frame_id: str = spec("gnss_link", doc="antenna frame (header.frame_id, static TF child)")
-    base_frame: str = spec("base_link", doc="vehicle body frame at the CG (static TF parent)")
+    base_frame: str = spec("base_link", doc="vehicle body frame at base_link (static TF parent)")
     state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     fix_topic: str = spec("gnss/fix", doc="sensor_msgs/NavSatFix output")
     velocity_topic: str = spec("gnss/velocity", doc="TwistWithCovarianceStamped (ENU) output, "

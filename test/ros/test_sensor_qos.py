@@ -1,0 +1,45 @@
+"""QoS of the sensor and state outputs over real DDS: imu/data reaches a subscriber with the
+default (reliable) QoS, as Autoware's imu_corrector subscribes (REP-2003), and the standard
+per-topic override parameter changes what a publisher offers."""
+from __future__ import annotations
+
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Imu
+
+from test.ros.test_sensor_nodes import Rig
+
+DEFAULT_QOS = QoSProfile(depth=10)  # rclcpp::QoS(10) / the system default: reliable, volatile
+
+
+def offered(node, topic: str) -> list[ReliabilityPolicy]:
+    return [i.qos_profile.reliability for i in node.get_publishers_info_by_topic(topic)]
+
+
+def test_imu_reaches_a_default_qos_reliable_subscriber(ros_node, start_node):
+    rig = Rig(ros_node)
+    got: list[Imu] = []
+    sub = ros_node.create_subscription(Imu, "imu/data", got.append, DEFAULT_QOS)
+    try:
+        start_node("imu_node")
+        rig.wait_matched("/imu/data")
+        assert offered(ros_node, "/imu/data") == [ReliabilityPolicy.RELIABLE]
+        rig.feed_until(lambda: len(got) >= 3, "IMU samples at a default-QoS subscriber")
+        assert got[-1].linear_acceleration.z > 9.0  # at rest, level: specific force +g
+    finally:
+        ros_node.destroy_subscription(sub)
+        rig.close()
+
+
+def test_qos_override_parameter_changes_the_offered_qos(ros_node, start_node):
+    imu = start_node("imu_node", params={
+        "qos_overrides./imu/data.publisher.reliability": "best_effort"})
+    dyn = start_node("dynamics_node", params={
+        "qos_overrides./odom.publisher.reliability": "best_effort",
+        "qos_overrides./odom.publisher.depth": 3})
+    ros_node.spin_until(lambda: offered(ros_node, "/imu/data") and offered(ros_node, "/odom"),
+                        what="imu/data and odom publishers")
+    assert offered(ros_node, "/imu/data") == [ReliabilityPolicy.BEST_EFFORT]
+    assert offered(ros_node, "/odom") == [ReliabilityPolicy.BEST_EFFORT]
+    # vehicle/state keeps its default; both nodes still run
+    assert offered(ros_node, "/vehicle/state") == [ReliabilityPolicy.RELIABLE]
+    assert imu.proc.poll() is None and dyn.proc.poll() is None

@@ -1,0 +1,81 @@
+"""The dynamics node's frames (REP-105): odometry at the reference point, /tf and /tf_static.
+
+``reference_odometry`` turns the CG's VehicleState into nav_msgs/Odometry of base_link at the
+reference point (core.frames: pose p + R r, twist v + w x r in base_link axes).
+``TfPublisher`` sends odom -> base_link on ``/tf`` for every Odometry (same stamp: the state's
+simulation time) and once, latched, map -> odom on ``/tf_static`` (``odom_in_map``, identity by
+default). QoS as tf2_ros's broadcasters (qos.TF, qos.TF_STATIC). Without tf2_msgs (a ROS
+workspace that lacks it) one log line, and no TF.
+"""
+from __future__ import annotations
+
+import numpy as np
+from geometry_msgs.msg import TransformStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+
+from vehicle_sim.core.frames import OdomInMap, PoseTwist, at_reference
+from vehicle_sim.msg import VehicleState
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+
+
+def reference_odometry(state: VehicleState, r_m: np.ndarray) -> Odometry:
+    """nav_msgs/Odometry of base_link at r_m [m] from the CG (body axes); r = 0: the CG."""
+    msg = conv.odometry(state)
+    if not np.any(r_m):
+        return msg
+    p, t = state.pose.position, state.twist
+    cg = PoseTwist(position_m=np.array([p.x, p.y, p.z]),
+                   rpy_rad=np.array(conv.rpy_from_quaternion(state.pose.orientation)),
+                   velocity_mps=np.array([t.linear.x, t.linear.y, t.linear.z]),
+                   angular_velocity_radps=np.array([t.angular.x, t.angular.y, t.angular.z]))
+    ref = at_reference(cg, r_m)
+    out = msg.pose.pose.position
+    out.x, out.y, out.z = (float(c) for c in ref.position_m)
+    msg.twist.twist.linear = conv.vector3(ref.velocity_mps)
+    return msg
+
+
+def odometry_transform(odom: Odometry) -> TransformStamped:
+    """The transform header.frame_id -> child_frame_id that an Odometry's pose describes."""
+    tf = TransformStamped(header=odom.header, child_frame_id=odom.child_frame_id)
+    p = odom.pose.pose.position
+    tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = \
+        p.x, p.y, p.z
+    tf.transform.rotation = odom.pose.pose.orientation
+    return tf
+
+
+def map_to_odom(odom_in_map: OdomInMap, map_frame: str, odom_frame: str,
+                t_ns: int) -> TransformStamped:
+    tf = TransformStamped(child_frame_id=odom_frame)
+    tf.header.frame_id, tf.header.stamp = map_frame, conv.stamp(t_ns)
+    tf.transform.translation.x, tf.transform.translation.y = odom_in_map.x_m, odom_in_map.y_m
+    tf.transform.rotation = conv.quaternion_from_rpy(0.0, 0.0, odom_in_map.yaw_rad)
+    return tf
+
+
+class TfPublisher:
+    """/tf and /tf_static of the dynamics node (``enabled`` False without tf2_msgs)."""
+
+    def __init__(self, node: Node, odom_in_map: OdomInMap, map_frame: str, odom_frame: str,
+                 start_ns: int = 0):
+        self.enabled = False
+        try:
+            from tf2_msgs.msg import TFMessage
+        except ImportError:
+            node.get_logger().info("tf2_msgs not installed: no odom -> base_link on /tf and no "
+                                   "map -> odom on /tf_static (odometry is still published)")
+            return
+        self._message = TFMessage
+        self._pub = node.create_publisher(TFMessage, "/tf", qos.TF)
+        self._pub_static = node.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC)
+        self._pub_static.publish(TFMessage(transforms=[
+            map_to_odom(odom_in_map, map_frame, odom_frame, start_ns)]))
+        self.enabled = True
+
+    def send(self, odom: Odometry) -> None:
+        """odom -> base_link as the Odometry gives it (physics thread; rclpy publish is safe)."""
+        if self.enabled:
+            self._pub.publish(self._message(transforms=[odometry_transform(odom)]))
