@@ -15,6 +15,7 @@ import yaml
 from vehicle_sim.core.config import ConfigError, build, load_yaml, spec
 from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.fault_schedule import MAX_ENTRIES, ScheduledFault
+from vehicle_sim.core.frames import REFERENCE_POINTS
 from vehicle_sim.paths import config_path, share_dir
 
 DISCOVERY_RANGES = ("LOCALHOST", "SUBNET", "SYSTEM_DEFAULT", "OFF")
@@ -44,6 +45,9 @@ LAUNCH_ARGS = (
     LaunchArg("record_dir", "runs", "folder for MCAP recordings and run summaries"),
     LaunchArg("headless", "true", "false also starts rviz2 where it is installed",
               ("true", "false")),
+    LaunchArg("base_link", "cg", "reference point of base_link for the dynamics node and the "
+              "sensors: the CG, or the rear-axle centre on the ground (Autoware's)",
+              REFERENCE_POINTS),
     LaunchArg("discovery_range", "LOCALHOST", "ROS_AUTOMATIC_DISCOVERY_RANGE for every node; "
               "SUBNET to reach rigs and stacks on a LAN (an explicit choice)", DISCOVERY_RANGES),
 )

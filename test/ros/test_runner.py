@@ -158,13 +158,24 @@ def test_runner_commands_match_the_declared_graph():
         if spec.params_file:
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()
     assert graph.node_parameters(scenario.nodes[0], args, scenario) == {
-        "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0,
+        "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0, "base_link": "cg",
         "wait_for_nodes": names[1:],  # the clock owner waits for every other node
         "lockstep_peers": ["traffic", "imu", "gps", "ego_driver"]}
     assert graph.node_parameters(scenario.nodes[1], args, scenario)["lockstep"] is False
     ego = next(n for n in scenario.nodes if n.name == "ego_driver")
     assert graph.node_parameters(ego, args, scenario) == {
         "use_sim_time": True, "seed": 0, "lockstep": False, "lockstep_inputs": ["traffic"]}
+
+
+def test_one_base_link_argument_reaches_the_dynamics_node_and_the_sensors():
+    args = graph.resolve_args({"base_link": "rear_axle"})
+    for name in ("urban", "urban_sharded"):
+        scenario = graph.load_scenario(name)
+        given = {spec.name: graph.node_parameters(spec, args, scenario).get("base_link")
+                 for spec in graph.active_nodes(scenario, args)}
+        assert given["dynamics"] == given["imu"] == given["gps"] == "rear_axle", name
+    with pytest.raises(ValueError, match="base_link"):
+        graph.resolve_args({"base_link": "front_bumper"})
 
 
 def test_a_node_declared_respawn_is_restarted(tmp_path):
