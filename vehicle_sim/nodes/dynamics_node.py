@@ -9,7 +9,6 @@ import threading
 import time
 import traceback
 
-from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock as RosClock
 from rclpy.clock import ClockType
@@ -18,7 +17,7 @@ from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.controls import ControlLimits, Validated, validate, validate_twist
+from vehicle_sim.core.controls import ControlLimits, Validated, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
@@ -68,7 +67,6 @@ class DynamicsNode(Node):
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})
         self.rejected = 0
-        self._speed_mps = self.p.initial.speed_mps  # last published forward speed, for cmd_vel
         self._state_every = self.p.every(self.p.state_rate_hz)
         self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE)
         # reliable when not paced by the wall clock: sensors then sample every state (a seeded
@@ -81,7 +79,6 @@ class DynamicsNode(Node):
             Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
         self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)
-        self.create_subscription(Twist, "cmd_vel", self._on_twist, qos.COMMAND)
         self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
                                  qos.LOCKSTEP_ACK_IN)
         self.create_service(SetBool, "sim/pause", self._on_pause)
@@ -145,7 +142,6 @@ class DynamicsNode(Node):
         if not raw and k % self._state_every:
             return
         msg = self._state_msg(t_ns)
-        self._speed_mps = msg.twist.linear.x
         if raw:
             self.pub_raw.publish(msg)
         if k % self._state_every == 0:
@@ -208,14 +204,12 @@ class DynamicsNode(Node):
 
     # ---- executor thread -----------------------------------------------------------------
     def _on_control(self, msg: VehicleControl) -> None:
+        """Every command source arrives here through the bridge's mux (cmd_vel, Ackermann,
+        Autoware: nodes.stack_inputs); none bypasses it."""
         self._accept(validate(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
                               msg.handbrake, self.limits))
         if self.loop.barrier is not None:  # even a rejected command was this frame's input
             self.loop.barrier.command_received(conv.to_ns(msg.header.stamp))
-
-    def _on_twist(self, msg: Twist) -> None:
-        self._accept(validate_twist(msg.linear.x, msg.angular.z, self._speed_mps,
-                                    self.vehicle.chassis.wheelbase_m, self.limits))
 
     def _accept(self, result: Validated) -> None:
         """Apply a checked command (controls.check: every source's one path) or count it."""
