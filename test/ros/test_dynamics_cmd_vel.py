@@ -35,7 +35,8 @@ def test_a_non_finite_cmd_vel_is_rejected_not_applied_and_does_not_feed_the_watc
         # each for a while (20 statuses at 20 Hz): the bridge's loop runs meanwhile
         while len(status) < mark + 20:
             twist.publish(msg)
-            ros_node.spin_until(lambda n=len(status): len(status) > n, what="next status")
+            seen = len(status)
+            ros_node.spin_until(lambda n=seen: len(status) > n, what="next status")
         assert all(s.command_timeout for s in status[mark:]), "a rejected command feeds nothing"
         assert all(s.rejected_commands == 0 for s in status), "nothing reached the vehicle"
     assert max(abs(s.twist.linear.x) for s in states) < 0.05, "the car never moved"
