@@ -42,6 +42,7 @@ from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.stack_inputs import StackInputs, StackTopic
+from vehicle_sim.nodes.vehicle_reports import VehicleReports
 from vehicle_sim.paths import config_path
 
 _STATE = {Mode.NEUTRAL: MotionCue.STATE_NEUTRAL, Mode.SOFT_START: MotionCue.STATE_STARTING,
@@ -93,6 +94,7 @@ class BridgeNode(Node):
             vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
         self.arbiter = CommandArbiter(_arbiter_params(p, self.platform, self.inputs.sources),
                                       self.steering)
+        self.reports = VehicleReports.create(self, self.inputs)  # Autoware's /vehicle/status
         self._paused = False
         self.accepted = 0
         self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
@@ -257,6 +259,8 @@ class BridgeNode(Node):
         self.faults.on_time(conv.to_ns(msg.header.stamp))
         self.inputs.on_state(msg.twist.linear.x, msg.linear_acceleration.x,
                              conv.to_ns(msg.header.stamp))
+        if self.reports is not None:
+            self.reports.on_state(msg, self.arbiter.source)
         self._sample = _Sample(time.monotonic(), msg.header.stamp, _vec(msg.linear_acceleration),
                                _vec(msg.twist.angular), _vec(msg.angular_acceleration),
                                np.array(conv.rpy_from_quaternion(msg.pose.orientation)),

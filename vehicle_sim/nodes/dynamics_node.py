@@ -9,6 +9,7 @@ import threading
 import time
 import traceback
 
+from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock as RosClock
 from rclpy.clock import ClockType
@@ -30,6 +31,7 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
+from vehicle_sim.nodes.stack_inputs import initial_pose
 from vehicle_sim.nodes.vehicle_faults import VehicleFaultLink
 from vehicle_sim.paths import config_path
 
@@ -79,6 +81,8 @@ class DynamicsNode(Node):
             Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
         self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)
+        self.create_subscription(PoseWithCovarianceStamped, "/initialpose", self._on_initial_pose,
+                                 qos.COMMAND)
         self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
                                  qos.LOCKSTEP_ACK_IN)
         self.create_service(SetBool, "sim/pause", self._on_pause)
@@ -220,6 +224,17 @@ class DynamicsNode(Node):
             self.rejected += 1
             return
         self.loop.set_command(result.controls)
+
+    def _on_initial_pose(self, msg: PoseWithCovarianceStamped) -> None:
+        """Place the ego at a stack's initial pose, at rest (as sim/reset does)."""
+        pose, problem = initial_pose(msg)
+        if pose is None:
+            self.get_logger().warning(f"/initialpose refused: {problem}",
+                                      throttle_duration_sec=1.0)
+            return
+        self.loop.request_reset(*pose, 0.0)
+        self.get_logger().info(f"ego placed at x {pose[0]:.2f} m, y {pose[1]:.2f} m, yaw "
+                               f"{pose[2]:.3f} rad (/initialpose)")
 
     def _on_ack(self, msg: LockstepAck) -> None:
         if self.loop.barrier is None:

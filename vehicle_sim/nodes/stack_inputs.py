@@ -22,6 +22,7 @@ messages) switches its topics off with one log line.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +66,24 @@ def optional(package: str) -> Any | None:
 ACKERMANN = optional("ackermann_msgs")
 AW_CONTROL = optional("autoware_control_msgs")
 AW_VEHICLE = optional("autoware_vehicle_msgs")
+
+
+POSE_FRAMES = ("", "map", "odom")  # /initialpose: map -> odom is the identity by default
+
+
+def initial_pose(msg) -> tuple[tuple[float, float, float] | None, str]:
+    """geometry_msgs/PoseWithCovarianceStamped (/initialpose, RViz's "2D Pose Estimate") ->
+    ((x [m], y [m], yaw [rad]) in odom, '') or (None, why it is refused)."""
+    frame, p, q = msg.header.frame_id, msg.pose.pose.position, msg.pose.pose.orientation
+    if frame not in POSE_FRAMES:
+        return None, f"frame_id {frame!r} is not one of {list(POSE_FRAMES)}"
+    for name, value in (("x", p.x), ("y", p.y), ("orientation.x", q.x), ("orientation.y", q.y),
+                        ("orientation.z", q.z), ("orientation.w", q.w)):
+        if not math.isfinite(value) or abs(value) > 1e7:
+            return None, f"pose {name} is {value}"
+    if q.x == q.y == q.z == q.w == 0.0:
+        return None, "orientation is the zero quaternion"
+    return (p.x, p.y, conv.rpy_from_quaternion(q)[2]), ""
 
 
 def autoware_gear(command: int) -> int | None:
