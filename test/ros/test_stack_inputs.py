@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -204,3 +206,37 @@ def test_bad_commands_are_refused_with_a_warning_and_do_not_move_the_ego(ros_nod
                   "ackermann_cmd: rejected: ackermann_cmd drive.speed is inf",
                   "gear_cmd: rejected: gear_cmd command 99 is not a GearCommand constant"):
         assert words in out, out
+
+
+def test_missing_message_packages_switch_their_topics_off_with_one_line_each(tmp_path):
+    """A workspace without ackermann_msgs or Autoware's messages: the bridge's inputs and
+    reports start without those topics (one log line each), never a crash."""
+    script = tmp_path / "missing.py"
+    script.write_text(
+        "import sys\n"
+        "for name in ('ackermann_msgs', 'autoware_control_msgs', 'autoware_vehicle_msgs'):\n"
+        "    sys.modules[name] = None  # import fails, as where the package is not installed\n"
+        "from vehicle_sim.core.config import load\n"
+        "from vehicle_sim.core.controls import ControlLimits\n"
+        "from vehicle_sim.core.vehicle.params import VehicleParams\n"
+        "from vehicle_sim.nodes.stack_inputs import StackInputs\n"
+        "from vehicle_sim.nodes.vehicle_reports import VehicleReports\n"
+        "from vehicle_sim.paths import config_path\n"
+        "lines = []\n"
+        "v = load(VehicleParams, config_path('vehicles/medium_car.yaml'))\n"
+        "inputs = StackInputs(v, ControlLimits(0.5, 1), lines.append)\n"
+        "class Node:\n"
+        "    def get_logger(self):\n"
+        "        return type('L', (), {'info': lambda self, m: lines.append(m)})()\n"
+        "assert VehicleReports.create(Node(), inputs) is None\n"
+        "print([t.topic for t in inputs.topics])\n"
+        "print('\\n'.join(lines))\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    topics, *lines = out.stdout.strip().splitlines()
+    assert topics == "['autonomy/control', 'cmd_vel', 'cmd_vel_stamped']"
+    assert lines == ["ackermann_msgs is not installed: ackermann_cmd is off",
+                     "autoware_control_msgs / autoware_vehicle_msgs are not installed: the "
+                     "Autoware control, gear, indicator and hazard commands are off",
+                     "autoware_vehicle_msgs is not installed: the /vehicle/status reports are off"]
