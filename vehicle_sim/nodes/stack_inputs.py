@@ -88,10 +88,8 @@ def initial_pose(msg) -> tuple[tuple[float, float, float] | None, str]:
 
 def autoware_gear(command: int) -> int | None:
     """GearCommand -> Controls.gear (DRIVE*, LOW* 1; REVERSE* -1; NEUTRAL, PARK 0); None:
-    unknown. NONE (0) keeps the gear (returns the sentinel -99, see ``StackInputs``)."""
+    not a GearCommand constant (NONE, "no request", is handled by the caller)."""
     g = AW_VEHICLE.GearCommand
-    if command == g.NONE:
-        return -99
     if g.DRIVE <= command <= g.DRIVE_18 or command in (g.LOW, g.LOW_2):
         return 1
     if command in (g.REVERSE, g.REVERSE_2):
@@ -155,6 +153,8 @@ class StackInputs:
         result = topic.convert(msg)
         if result.controls is None or topic.state_only:
             return None, result.problem
+        if topic.msg_type is VehicleControl:  # forwarded as sent, header and all
+            return conv.drive_command(msg), result.problem
         stamp = conv.to_ns(msg.header.stamp) if hasattr(msg, "header") else 0
         frame = msg.header.frame_id if hasattr(msg, "header") else ""
         command = DriveCommand(result.controls, stamp or self.measured.t_ns, frame)
@@ -173,8 +173,7 @@ class StackInputs:
 
     def _control(self, msg) -> Validated:
         """VehicleControl: pedals as sent, validated where applied (the dynamics node)."""
-        c = conv.drive_command(msg).values
-        return Validated(c)
+        return Validated(conv.drive_command(msg).values)
 
     def _twist(self, msg) -> Validated:
         stamped = hasattr(msg, "twist")
@@ -217,12 +216,13 @@ class StackInputs:
         return result
 
     def _gear(self, msg) -> Validated:
+        if msg.command == AW_VEHICLE.GearCommand.NONE:  # no request: the gear stays
+            return Validated(Controls(gear=self.gear))
         gear = autoware_gear(msg.command)
         if gear is None:
             return Validated(None, f"rejected: gear_cmd command {msg.command} is not a "
                                    f"GearCommand constant")
-        if gear != -99:
-            self.gear, self.park = gear, msg.command == AW_VEHICLE.GearCommand.PARK
+        self.gear, self.park = gear, msg.command == AW_VEHICLE.GearCommand.PARK
         return Validated(Controls(gear=self.gear))
 
     def _lights(self, value: int, known: tuple[int, ...], what: str) -> Validated:
