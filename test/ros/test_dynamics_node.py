@@ -210,17 +210,24 @@ def test_bad_parameters_refuse_to_start_naming_the_parameter(assert_refuses, par
 
 
 def test_cmd_vel_drives_forward_and_turns_left(ros_node, probe, start_node):
+    """cmd_vel reaches the dynamics through the bridge's mux (issue 12: no direct path)."""
     from geometry_msgs.msg import Twist
 
     start_node("dynamics_node", params={"real_time_factor": 2.0, "command_timeout_s": 5.0})
+    start_node("bridge_node", params={"platform_rate_hz": 100.0})
     twist = ros_node.create_publisher(Twist, "cmd_vel", qos.COMMAND)
     ros_node.spin_until(lambda: twist.get_subscription_count() > 0, what="cmd_vel match")
     msg = Twist()
     msg.linear.x, msg.angular.z = 4.0, 0.3
-    twist.publish(msg)
-    ros_node.spin_until(lambda: probe.states and probe.states[-1].twist.linear.x > 2.0,
-                        what="speed from cmd_vel")
-    ros_node.spin_until(lambda: probe.states[-1].twist.angular.z > 0.1, what="left turn")
+
+    def driving(predicate):
+        twist.publish(msg)  # a stack's stream: the mux takes fresh commands only
+        return predicate()
+    ros_node.spin_until(lambda: driving(lambda: probe.states
+                                        and probe.states[-1].twist.linear.x > 2.0),
+                        timeout_s=60.0, what="speed from cmd_vel")
+    ros_node.spin_until(lambda: driving(lambda: probe.states[-1].twist.angular.z > 0.1),
+                        what="left turn")
     ros_node.destroy_publisher(twist)
 
 

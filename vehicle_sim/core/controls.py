@@ -1,9 +1,13 @@
 """Validation of incoming driver commands, the command watchdog and cmd_vel conversion (no ROS).
 
 Policy (one place, ``check``, for every input path: ``validate`` for VehicleControl,
-``validate_twist`` for cmd_vel; a new kind of command is one more such entry):
+``validate_twist`` for a plain speed law, ``validate_setpoint`` for the stack commands that go
+through the speed/acceleration/curvature controller (Twist, TwistStamped, Ackermann, Autoware);
+a new kind of command is one more such entry):
 - any non-finite field (NaN, inf) of the source's message rejects the whole command: it is not
   applied, does not feed the watchdog, and the previous valid one stays;
+- a header the simulator cannot use (``header_problem``: a frame other than the vehicle's, a
+  stamp far from sim time) and an unknown gear reject the command;
 - a gear outside [-1, max_gear] rejects the command;
 - pedals outside [0, 1] and steering beyond the vehicle's limit are clamped, with a warning.
 """
@@ -43,14 +47,18 @@ class Validated:
 
 
 def check(fields: Mapping[str, float], convert: Callable[[], Controls],
-          limits: ControlLimits) -> Validated:
+          limits: ControlLimits, before: str = "") -> Validated:
     """The one validation path of every command source; see the module docstring for the policy.
 
     fields: the numbers of the source's message that the command is made from, named as the
     warning should name them; a non-finite one rejects the command before ``convert`` could hide
     it (a cmd_vel speed of inf would become full throttle). convert: builds the raw command from
-    them; its gear is checked and its pedals and steering clamped here.
+    them; its gear is checked and its pedals and steering clamped here. before: a problem found
+    before (header, unknown gear): rejects the command without calling ``convert`` (a stateful
+    controller is not stepped by a command that is not applied).
     """
+    if before:
+        return Validated(None, f"rejected: {before}")
     for name, value in fields.items():
         if not math.isfinite(value):
             return Validated(None, f"rejected: {name} is {value}")
@@ -79,6 +87,29 @@ def validate(steer_rad: float, throttle: float, brake: float, clutch: float, gea
     named = {"steering_angle": steer_rad, "throttle": throttle, "brake": brake, "clutch": clutch}
     return check(named, lambda: Controls(steer_rad=steer_rad, throttle=throttle, brake=brake,
                                          clutch=clutch, gear=gear, handbrake=handbrake), limits)
+
+
+def header_problem(frame_id: str, stamp_ns: int, now_ns: int, frames: tuple[str, ...],
+                   max_skew_s: float) -> str:
+    """Why a stamped command's header is unusable ('' if usable).
+
+    frame_id: must be one of ``frames`` (the vehicle's own; '' = unset, taken as the vehicle's);
+    stamp_ns: 0 = unstamped (accepted), else within ``max_skew_s`` of the newest sim time
+    ``now_ns`` (a command from another clock, e.g. wall time into a sim-time run, is refused).
+    """
+    if frame_id not in frames:
+        return f"frame_id {frame_id!r} is not one of {list(frames)}"
+    if stamp_ns and now_ns and abs(stamp_ns - now_ns) * 1e-9 > max_skew_s:
+        return (f"stamp {stamp_ns * 1e-9:.3f} s is more than {max_skew_s:g} s from sim time "
+                f"{now_ns * 1e-9:.3f} s")
+    return ""
+
+
+def validate_setpoint(fields: Mapping[str, float], convert: Callable[[], Controls],
+                      limits: ControlLimits, before: str = "") -> Validated:
+    """A stack's motion command (the fields it is made of) through ``check``; convert runs the
+    stack controller (``core.motion.stack_controller``) only for a command that is applied."""
+    return check(fields, convert, limits, before)
 
 
 class CommandWatchdog:

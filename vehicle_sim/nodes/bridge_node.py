@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -27,7 +25,7 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.controls import DriveCommand
+from vehicle_sim.core.controls import ControlLimits, DriveCommand
 from vehicle_sim.core.devices import evdev_wheel, serial_port, udp
 from vehicle_sim.core.motion.arbiter import ArbiterParams, CommandArbiter, Decision, StackInput
 from vehicle_sim.core.motion.bridge import MotionBridge, MotionFrame
@@ -36,6 +34,7 @@ from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode
 from vehicle_sim.core.motion.steering import SteeringBridge
 from vehicle_sim.core.realtime import LatenessWindow, Pacer, tighten_timer_slack
+from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -43,6 +42,8 @@ from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes.diagnostics import Diagnostics, link_check, source_check
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.nodes.stack_inputs import StackInputs, StackTopic
+from vehicle_sim.nodes.vehicle_reports import VehicleReports
 from vehicle_sim.paths import config_path
 
 _STATE = {Mode.NEUTRAL: MotionCue.STATE_NEUTRAL, Mode.SOFT_START: MotionCue.STATE_STARTING,
@@ -50,21 +51,11 @@ _STATE = {Mode.NEUTRAL: MotionCue.STATE_NEUTRAL, Mode.SOFT_START: MotionCue.STAT
           Mode.ESTOP: MotionCue.STATE_ESTOP}
 
 
-class _StackTopic(NamedTuple):
-    """A command topic of an autonomy stack: one entry per source (arbiter.StackInput)."""
-
-    name: str  # the source's name on bridge/active_source
-    topic: str
-    msg_type: type
-    to_command: Callable[[Any], DriveCommand]
-
-
-_STACK_TOPICS = (_StackTopic("autonomy", "autonomy/control", VehicleControl, conv.drive_command),)
-
-
-def _arbiter_params(p: BridgeNodeParams, platform: PlatformParams) -> ArbiterParams:
+def _arbiter_params(p: BridgeNodeParams, platform: PlatformParams,
+                    sources: tuple[StackTopic, ...]) -> ArbiterParams:
+    """The stack sources (nodes.stack_inputs, one per command topic) in priority order."""
     return ArbiterParams(
-        stack_inputs=tuple(StackInput(t.name, p.autonomy_timeout_s) for t in _STACK_TOPICS),
+        stack_inputs=tuple(StackInput(t.name, p.autonomy_timeout_s) for t in sources),
         driver_fallback=p.driver_fallback, forward_on_receipt=p.mode != "realtime",
         publish_every=p.every(p.control_rate_hz), steering_ratio=platform.ffb.steering_ratio,
         max_gear=p.max_gear)
@@ -99,7 +90,12 @@ class BridgeNode(Node):
         self._lock = threading.Lock()  # motion + steering: loop, rig-input and service threads
         self._sample: _Sample | None = None
         self._fed: _Sample | None = None
-        self.arbiter = CommandArbiter(_arbiter_params(p, self.platform), self.steering)
+        vehicle = load(VehicleParams, config_path(p.vehicle_file))
+        self.inputs = StackInputs(vehicle, ControlLimits(
+            vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
+        self.arbiter = CommandArbiter(_arbiter_params(p, self.platform, self.inputs.sources),
+                                      self.steering)
+        self.reports = VehicleReports.create(self, self.inputs)  # Autoware's /vehicle/status
         self._paused = False
         self.accepted = 0
         self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
@@ -107,7 +103,7 @@ class BridgeNode(Node):
         self.pub_source = self.create_publisher(String, "bridge/active_source", qos.LATCHED)
         self.create_subscription(VehicleState, "vehicle/state_raw", self._on_state, qos.STREAM)
         self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
-        for t in _STACK_TOPICS:
+        for t in self.inputs.topics:
             self.create_subscription(t.msg_type, t.topic, partial(self._on_stack, t), qos.COMMAND)
         self.create_service(SetBool, "bridge/estop", self._on_estop)
         self.faults = BridgeFaults(self)  # LINK_LOSS of targets platform and wheel
@@ -276,6 +272,10 @@ class BridgeNode(Node):
     # ---- executor thread -------------------------------------------------------------------
     def _on_state(self, msg: VehicleState) -> None:
         self.faults.on_time(conv.to_ns(msg.header.stamp))
+        self.inputs.on_state(msg.twist.linear.x, msg.linear_acceleration.x,
+                             conv.to_ns(msg.header.stamp))
+        if self.reports is not None:
+            self.reports.on_state(msg, self.arbiter.source)
         self._sample = _Sample(time.monotonic(), msg.header.stamp, _vec(msg.linear_acceleration),
                                _vec(msg.twist.angular), _vec(msg.angular_acceleration),
                                np.array(conv.rpy_from_quaternion(msg.pose.orientation)),
@@ -284,8 +284,12 @@ class BridgeNode(Node):
     def _on_status(self, msg: SimStatus) -> None:
         self._paused = msg.paused
 
-    def _on_stack(self, topic: _StackTopic, msg) -> None:
-        command = topic.to_command(msg)
+    def _on_stack(self, topic: StackTopic, msg) -> None:
+        command, problem = self.inputs.command(topic, msg)
+        if problem:
+            self.get_logger().warning(f"{topic.topic}: {problem}", throttle_duration_sec=1.0)
+        if command is None:  # rejected (the previous valid command stays) or state only
+            return
         if self.arbiter.offer(topic.name, command, time.monotonic()):
             self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop
 

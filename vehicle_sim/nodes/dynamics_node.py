@@ -9,7 +9,7 @@ import threading
 import time
 import traceback
 
-from geometry_msgs.msg import Twist
+from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock as RosClock
 from rclpy.clock import ClockType
@@ -18,7 +18,7 @@ from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.controls import ControlLimits, Validated, validate, validate_twist
+from vehicle_sim.core.controls import ControlLimits, Validated, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.frames import vehicle_reference_m
 from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
@@ -34,6 +34,7 @@ from vehicle_sim.nodes.diagnostics import LoopDiagnostics
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
+from vehicle_sim.nodes.stack_inputs import initial_pose
 from vehicle_sim.nodes.tf_publisher import TfPublisher, reference_odometry
 from vehicle_sim.nodes.vehicle_faults import VehicleFaultLink
 from vehicle_sim.paths import config_path
@@ -72,7 +73,6 @@ class DynamicsNode(Node):
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})
         self.rejected = 0
-        self._speed_mps = self.p.initial.speed_mps  # last published forward speed, for cmd_vel
         self._state_every = self.p.every(self.p.state_rate_hz)
         self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE,
                                                qos_overriding_options=qos.overridable())
@@ -92,7 +92,8 @@ class DynamicsNode(Node):
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
         self.diagnostics = LoopDiagnostics(self, self.loop)  # once per simulated second
         self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)
-        self.create_subscription(Twist, "cmd_vel", self._on_twist, qos.COMMAND)
+        self.create_subscription(PoseWithCovarianceStamped, "/initialpose", self._on_initial_pose,
+                                 qos.COMMAND)
         self.create_subscription(LockstepAck, "/sim/lockstep_ack", self._on_ack,
                                  qos.LOCKSTEP_ACK_IN)
         self.create_service(SetBool, "sim/pause", self._on_pause)
@@ -162,7 +163,6 @@ class DynamicsNode(Node):
         if not raw and k % self._state_every:
             return
         msg = self._state_msg(t_ns)
-        self._speed_mps = msg.twist.linear.x
         if raw:
             self.pub_raw.publish(msg)
         if k % self._state_every == 0:
@@ -235,14 +235,12 @@ class DynamicsNode(Node):
 
     # ---- executor thread -----------------------------------------------------------------
     def _on_control(self, msg: VehicleControl) -> None:
+        """Every command source arrives here through the bridge's mux (cmd_vel, Ackermann,
+        Autoware: nodes.stack_inputs); none bypasses it."""
         self._accept(validate(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
                               msg.handbrake, self.limits))
         if self.loop.barrier is not None:  # even a rejected command was this frame's input
             self.loop.barrier.command_received(conv.to_ns(msg.header.stamp))
-
-    def _on_twist(self, msg: Twist) -> None:
-        self._accept(validate_twist(msg.linear.x, msg.angular.z, self._speed_mps,
-                                    self.vehicle.chassis.wheelbase_m, self.limits))
 
     def _accept(self, result: Validated) -> None:
         """Apply a checked command (controls.check: every source's one path) or count it."""
@@ -253,6 +251,17 @@ class DynamicsNode(Node):
             self.rejected += 1
             return
         self.loop.set_command(result.controls)
+
+    def _on_initial_pose(self, msg: PoseWithCovarianceStamped) -> None:
+        """Place the ego at a stack's initial pose, at rest (as sim/reset does)."""
+        pose, problem = initial_pose(msg)
+        if pose is None:
+            self.get_logger().warning(f"/initialpose refused: {problem}",
+                                      throttle_duration_sec=1.0)
+            return
+        self.loop.request_reset(*pose, 0.0)
+        self.get_logger().info(f"ego placed at x {pose[0]:.2f} m, y {pose[1]:.2f} m, yaw "
+                               f"{pose[2]:.3f} rad (/initialpose)")
 
     def _on_ack(self, msg: LockstepAck) -> None:
         if self.loop.barrier is None:

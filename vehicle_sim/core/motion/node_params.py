@@ -42,6 +42,9 @@ class BridgeNodeParams:
 
     platform_file: str = spec("platforms/stewart6_generic.yaml",
                               doc="platform preset, absolute or relative to the config dir")
+    vehicle_file: str = spec("vehicles/medium_car.yaml",
+                             doc="the ego's vehicle file (the dynamics node's): the stack "
+                                 "controller's model and steering limit")
     platform_rate_hz: float = spec(500.0, unit="Hz", ge=50.0, le=2000.0,
                                    doc="platform loop on absolute deadlines (issue 6: 500 Hz); "
                                        "replaces the preset's washout.rate_hz")

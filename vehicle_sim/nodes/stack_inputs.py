@@ -1,0 +1,247 @@
+"""Stack command topics of the bridge's mux (issue 12): standard messages -> DriveCommand.
+
+Every source here is one entry of the arbiter (takeover, watchdog, e-stop apply to all):
+
+| source | topic | type |
+| --- | --- | --- |
+| autonomy | autonomy/control | vehicle_sim/VehicleControl (pedals, as before) |
+| cmd_vel | cmd_vel | geometry_msgs/Twist (Nav2 before Jazzy, teleop) |
+| cmd_vel_stamped | cmd_vel_stamped | geometry_msgs/TwistStamped (Nav2 ``enable_stamped_cmd_vel``) |
+| ackermann | ackermann_cmd | ackermann_msgs/AckermannDriveStamped |
+| autoware | /control/command/control_cmd | autoware_control_msgs/Control |
+
+plus Autoware's gear (``/control/command/gear_cmd``), turn-indicator and hazard-light commands,
+which are state, not sources: the gear applies to the autoware source's commands, the lights are
+reported (``vehicle_reports``). Speed/acceleration/curvature commands go through the
+``StackController`` (one per source) at the newest vehicle state; the result, and every bad
+input (header, non-finite field, unknown gear), through ``controls.validate_setpoint``.
+
+A message package that is not installed (a workspace without ackermann_msgs or Autoware's
+messages) switches its topics off with one log line.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from geometry_msgs.msg import Twist, TwistStamped
+
+from vehicle_sim.core.controls import (
+    ControlLimits,
+    DriveCommand,
+    Validated,
+    header_problem,
+    validate_setpoint,
+)
+from vehicle_sim.core.motion.stack_controller import (
+    LongitudinalModel,
+    Measured,
+    Setpoint,
+    StackController,
+    twist_curvature,
+)
+from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.msg import VehicleControl
+from vehicle_sim.nodes import conversions as conv
+
+FRAMES = ("", "base_link")  # a stamped command's frame: the vehicle's (REP-105)
+MAX_STAMP_SKEW_S = 1.0  # a choice: larger than any stack's command period, far below a clock mix
+CONTROL_CMD = "/control/command/control_cmd"
+GEAR_CMD = "/control/command/gear_cmd"
+TURN_CMD = "/control/command/turn_indicators_cmd"
+HAZARD_CMD = "/control/command/hazard_lights_cmd"
+
+
+def optional(package: str) -> Any | None:
+    """``package.msg`` or None when it is not installed."""
+    try:
+        return importlib.import_module(f"{package}.msg")
+    except ImportError:
+        return None
+
+
+ACKERMANN = optional("ackermann_msgs")
+AW_CONTROL = optional("autoware_control_msgs")
+AW_VEHICLE = optional("autoware_vehicle_msgs")
+
+
+POSE_FRAMES = ("", "map", "odom")  # /initialpose: map -> odom is the identity by default
+
+
+def initial_pose(msg) -> tuple[tuple[float, float, float] | None, str]:
+    """geometry_msgs/PoseWithCovarianceStamped (/initialpose, RViz's "2D Pose Estimate") ->
+    ((x [m], y [m], yaw [rad]) in odom, '') or (None, why it is refused)."""
+    frame, p, q = msg.header.frame_id, msg.pose.pose.position, msg.pose.pose.orientation
+    if frame not in POSE_FRAMES:
+        return None, f"frame_id {frame!r} is not one of {list(POSE_FRAMES)}"
+    for name, value in (("x", p.x), ("y", p.y), ("orientation.x", q.x), ("orientation.y", q.y),
+                        ("orientation.z", q.z), ("orientation.w", q.w)):
+        if not math.isfinite(value) or abs(value) > 1e7:
+            return None, f"pose {name} is {value}"
+    if q.x == q.y == q.z == q.w == 0.0:
+        return None, "orientation is the zero quaternion"
+    return (p.x, p.y, conv.rpy_from_quaternion(q)[2]), ""
+
+
+def autoware_gear(command: int) -> int | None:
+    """GearCommand -> Controls.gear (DRIVE*, LOW* 1; REVERSE* -1; NEUTRAL, PARK 0); None:
+    not a GearCommand constant (NONE, "no request", is handled by the caller)."""
+    g = AW_VEHICLE.GearCommand
+    if g.DRIVE <= command <= g.DRIVE_18 or command in (g.LOW, g.LOW_2):
+        return 1
+    if command in (g.REVERSE, g.REVERSE_2):
+        return -1
+    if command in (g.NEUTRAL, g.PARK):
+        return 0
+    return None
+
+
+@dataclass(frozen=True)
+class StackTopic:
+    """A command topic: one source of the arbiter (``name``) unless ``state_only``."""
+
+    name: str
+    topic: str
+    msg_type: type
+    convert: Callable[[Any], Validated]
+    state_only: bool = False  # gear / lights: no DriveCommand of its own
+
+
+class StackInputs:
+    """The converters of every stack topic, the controllers and the Autoware vehicle state."""
+
+    def __init__(self, vehicle, limits: ControlLimits, info: Callable[[str], None]):
+        self.model, self.limits = LongitudinalModel.from_vehicle(vehicle), limits
+        self.measured = Measured(0.0, 0.0, 0)
+        self.controllers: dict[str, StackController] = {}
+        self.gear, self.park = 1, False  # Autoware's gear command (starts in drive)
+        self.turn_indicators = 1  # TurnIndicatorsCommand.DISABLE
+        self.hazard_lights = 1  # HazardLightsCommand.DISABLE
+        self.last: dict[str, DriveCommand] = {}
+        topics = [StackTopic("autonomy", "autonomy/control", VehicleControl, self._control),
+                  StackTopic("cmd_vel", "cmd_vel", Twist, self._twist),
+                  StackTopic("cmd_vel_stamped", "cmd_vel_stamped", TwistStamped, self._twist)]
+        if ACKERMANN is None:
+            info("ackermann_msgs is not installed: ackermann_cmd is off")
+        else:
+            topics.append(StackTopic("ackermann", "ackermann_cmd",
+                                     ACKERMANN.AckermannDriveStamped, self._ackermann))
+        if AW_CONTROL is None or AW_VEHICLE is None:
+            info("autoware_control_msgs / autoware_vehicle_msgs are not installed: the Autoware "
+                 "control, gear, indicator and hazard commands are off")
+        else:
+            v = AW_VEHICLE
+            topics += [StackTopic("autoware", CONTROL_CMD, AW_CONTROL.Control, self._autoware),
+                       StackTopic("gear", GEAR_CMD, v.GearCommand, self._gear, True),
+                       StackTopic("turn", TURN_CMD, v.TurnIndicatorsCommand, self._turn, True),
+                       StackTopic("hazard", HAZARD_CMD, v.HazardLightsCommand, self._hazard,
+                                  True)]
+        self.topics = tuple(topics)
+
+    @property
+    def sources(self) -> tuple[StackTopic, ...]:
+        return tuple(t for t in self.topics if not t.state_only)
+
+    def on_state(self, speed_mps: float, accel_mps2: float, t_ns: int) -> None:
+        self.measured = Measured(speed_mps, accel_mps2, t_ns)
+
+    def command(self, topic: StackTopic, msg) -> tuple[DriveCommand | None, str]:
+        """(the command to offer the arbiter or None, the problem '' if none)."""
+        result = topic.convert(msg)
+        if result.controls is None or topic.state_only:
+            return None, result.problem
+        if topic.msg_type is VehicleControl:  # forwarded as sent, header and all
+            return conv.drive_command(msg), result.problem
+        stamp = conv.to_ns(msg.header.stamp) if hasattr(msg, "header") else 0
+        frame = msg.header.frame_id if hasattr(msg, "header") else ""
+        command = DriveCommand(result.controls, stamp or self.measured.t_ns, frame)
+        return command, result.problem
+
+    # ---- converters: the message's numbers, its header check, the setpoint --------------------
+    def _setpoint(self, name: str, fields: dict[str, float], setpoint: Callable[[], Setpoint],
+                  before: str = "") -> Validated:
+        ctl = self.controllers.setdefault(name, StackController(self.model))
+        return validate_setpoint(fields, lambda: ctl.step(setpoint(), self.measured),
+                                 self.limits, before)
+
+    def _header(self, header) -> str:
+        return header_problem(header.frame_id, conv.to_ns(header.stamp), self.measured.t_ns,
+                              FRAMES, MAX_STAMP_SKEW_S)
+
+    def _control(self, msg) -> Validated:
+        """VehicleControl: pedals as sent, validated where applied (the dynamics node)."""
+        return Validated(conv.drive_command(msg).values)
+
+    def _twist(self, msg) -> Validated:
+        stamped = hasattr(msg, "twist")
+        t = msg.twist if stamped else msg
+        name = "cmd_vel_stamped" if stamped else "cmd_vel"
+        fields = {f"{name} linear.x": t.linear.x, f"{name} angular.z": t.angular.z}
+        return self._setpoint(name, fields, lambda: Setpoint(
+            speed_mps=t.linear.x, curvature_per_m=twist_curvature(t.linear.x, t.angular.z)),
+            self._header(msg.header) if stamped else "")
+
+    def _ackermann(self, msg) -> Validated:
+        d = msg.drive
+        fields = {f"ackermann_cmd drive.{k}": getattr(d, k) for k in
+                  ("steering_angle", "steering_angle_velocity", "speed", "acceleration")}
+        return self._setpoint("ackermann", fields, lambda: Setpoint(
+            speed_mps=d.speed, accel_limit_mps2=abs(d.acceleration), steer_rad=d.steering_angle,
+            steer_rate_radps=abs(d.steering_angle_velocity)), self._header(msg.header))
+
+    def _autoware(self, msg) -> Validated:
+        lon, lat = msg.longitudinal, msg.lateral
+        fields = {"control_cmd longitudinal.velocity": lon.velocity,
+                  "control_cmd longitudinal.acceleration": lon.acceleration,
+                  "control_cmd lateral.steering_tire_angle": lat.steering_tire_angle,
+                  "control_cmd lateral.steering_tire_rotation_rate":
+                      lat.steering_tire_rotation_rate}
+
+        def setpoint() -> Setpoint:
+            rate = (abs(lat.steering_tire_rotation_rate)
+                    if lat.is_defined_steering_tire_rotation_rate else 0.0)
+            return Setpoint(speed_mps=lon.velocity, gear=self.gear,
+                            accel_mps2=lon.acceleration if lon.is_defined_acceleration else None,
+                            steer_rad=lat.steering_tire_angle, steer_rate_radps=rate)
+        stamp = header_problem("", conv.to_ns(msg.stamp), self.measured.t_ns, FRAMES,
+                               MAX_STAMP_SKEW_S)
+        result = self._setpoint("autoware", fields, setpoint, stamp)
+        if result.controls is not None and self.park:
+            c = result.controls
+            result = Validated(Controls(steer_rad=c.steer_rad, brake=1.0, gear=0, handbrake=True),
+                               result.problem)
+        return result
+
+    def _gear(self, msg) -> Validated:
+        if msg.command == AW_VEHICLE.GearCommand.NONE:  # no request: the gear stays
+            return Validated(Controls(gear=self.gear))
+        gear = autoware_gear(msg.command)
+        if gear is None:
+            return Validated(None, f"rejected: gear_cmd command {msg.command} is not a "
+                                   f"GearCommand constant")
+        self.gear, self.park = gear, msg.command == AW_VEHICLE.GearCommand.PARK
+        return Validated(Controls(gear=self.gear))
+
+    def _lights(self, value: int, known: tuple[int, ...], what: str) -> Validated:
+        if value not in known:
+            return Validated(None, f"rejected: {what} command {value} is not one of {known}")
+        return Validated(Controls())
+
+    def _turn(self, msg) -> Validated:
+        c = AW_VEHICLE.TurnIndicatorsCommand
+        result = self._lights(msg.command, (c.NO_COMMAND, c.DISABLE, c.ENABLE_LEFT,
+                                            c.ENABLE_RIGHT), "turn_indicators_cmd")
+        if result.controls is not None and msg.command != c.NO_COMMAND:
+            self.turn_indicators = msg.command
+        return result
+
+    def _hazard(self, msg) -> Validated:
+        c = AW_VEHICLE.HazardLightsCommand
+        result = self._lights(msg.command, (c.NO_COMMAND, c.DISABLE, c.ENABLE),
+                              "hazard_lights_cmd")
+        if result.controls is not None and msg.command != c.NO_COMMAND:
+            self.hazard_lights = msg.command
+        return result

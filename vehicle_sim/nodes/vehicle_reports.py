@@ -1,0 +1,86 @@
+"""Autoware's vehicle status reports, published by the bridge (issue 12, status out).
+
+On Autoware's topic names (what its vehicle interface publishes and its planning/control read),
+from the newest vehicle state, at most ``RATE_HZ`` in sim time:
+
+| topic | type | from |
+| --- | --- | --- |
+| /vehicle/status/velocity_status | VelocityReport | base_link forward, left velocity, yaw rate |
+| /vehicle/status/steering_status | SteeringReport | the road-wheel angle applied |
+| /vehicle/status/gear_status | GearReport | the gear engaged (PARK after a PARK command) |
+| /vehicle/status/control_mode | ControlModeReport | MANUAL on the driver, else AUTONOMOUS |
+| /vehicle/status/turn_indicators_status | TurnIndicatorsReport | the last indicator command |
+| /vehicle/status/hazard_lights_status | HazardLightsReport | the last hazard command |
+
+Without autoware_vehicle_msgs (a workspace without Autoware's messages) the reports are off:
+``VehicleReports.create`` returns None after one log line.
+"""
+from __future__ import annotations
+
+from vehicle_sim.msg import VehicleState
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.stack_inputs import AW_VEHICLE, StackInputs
+
+RATE_HZ = 50.0  # a choice: Autoware's vehicle interfaces report at 30-50 Hz
+STATUS = "/vehicle/status/"
+
+
+def gear_report(gear: int, park: bool) -> int:
+    """Controls.gear -> GearReport constant (DRIVE, DRIVE_2.. for a manual box's gears)."""
+    r = AW_VEHICLE.GearReport
+    if park:
+        return r.PARK
+    if gear < 0:
+        return r.REVERSE
+    if gear == 0:
+        return r.NEUTRAL
+    return min(r.DRIVE + gear - 1, r.DRIVE_18)
+
+
+class VehicleReports:
+    """The report publishers; ``on_state`` from the bridge's state callback."""
+
+    @classmethod
+    def create(cls, node, inputs: StackInputs) -> VehicleReports | None:
+        if AW_VEHICLE is None:
+            node.get_logger().info("autoware_vehicle_msgs is not installed: the /vehicle/status "
+                                   "reports are off")
+            return None
+        return cls(node, inputs)
+
+    def __init__(self, node, inputs: StackInputs):
+        self.inputs, v = inputs, AW_VEHICLE
+        self._pubs = {name: node.create_publisher(t, STATUS + name, qos.COMMAND) for name, t in (
+            ("velocity_status", v.VelocityReport), ("steering_status", v.SteeringReport),
+            ("gear_status", v.GearReport), ("control_mode", v.ControlModeReport),
+            ("turn_indicators_status", v.TurnIndicatorsReport),
+            ("hazard_lights_status", v.HazardLightsReport))}
+        self._next_ns = 0
+
+    def on_state(self, msg: VehicleState, source: str) -> None:
+        """Publish the reports for ``msg`` when due; source: the arbiter's active source."""
+        t_ns = conv.to_ns(msg.header.stamp)
+        if t_ns < self._next_ns:
+            return
+        self._next_ns = t_ns + int(1e9 / RATE_HZ)
+        v, stamp = AW_VEHICLE, msg.header.stamp
+        velocity = v.VelocityReport(longitudinal_velocity=msg.twist.linear.x,
+                                    lateral_velocity=msg.twist.linear.y,
+                                    heading_rate=msg.twist.angular.z)
+        velocity.header.stamp, velocity.header.frame_id = stamp, msg.child_frame_id
+        mode = (v.ControlModeReport.MANUAL if source == "driver"
+                else v.ControlModeReport.AUTONOMOUS)
+        reports = {
+            "velocity_status": velocity,
+            "steering_status": v.SteeringReport(stamp=stamp,
+                                                steering_tire_angle=msg.steering_angle),
+            "gear_status": v.GearReport(stamp=stamp,
+                                        report=gear_report(msg.gear, self.inputs.park)),
+            "control_mode": v.ControlModeReport(stamp=stamp, mode=mode),
+            "turn_indicators_status": v.TurnIndicatorsReport(
+                stamp=stamp, report=self.inputs.turn_indicators),
+            "hazard_lights_status": v.HazardLightsReport(stamp=stamp,
+                                                         report=self.inputs.hazard_lights)}
+        for name, report in reports.items():
+            self._pubs[name].publish(report)
