@@ -7,6 +7,8 @@ import asyncio
 import json
 import socket
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -96,3 +98,44 @@ def test_a_taken_port_is_refused_with_one_line(start_node):
         out = proc.stop()
     assert proc.proc.returncode == 2, out
     assert "refusing to start" in out and "Traceback" not in out, out
+
+
+async def ego_from_a_run(port: int, runner) -> bytes:
+    """Connect to the runner's live view as soon as it listens; the first /live/ego message."""
+    deadline = time.monotonic() + 120.0
+    while True:
+        try:
+            async with websockets.connect(f"ws://127.0.0.1:{port}",
+                                          subprotocols=["foxglove.sdk.v1"]) as ws:
+                channels: dict = {}
+                while "/live/ego" not in channels:
+                    msg = json.loads(await asyncio.wait_for(ws.recv(), 30.0))
+                    if msg.get("op") == "advertise":
+                        channels.update({c["topic"]: c["id"] for c in msg["channels"]})
+                await ws.send(json.dumps({"op": "subscribe", "subscriptions": [
+                    {"id": 1, "channelId": channels["/live/ego"]}]}))
+                while True:
+                    data = await asyncio.wait_for(ws.recv(), 120.0)
+                    if isinstance(data, bytes) and data[0] == 1:
+                        return data
+        except OSError:
+            assert runner.poll() is None and time.monotonic() < deadline, "no live view"
+            await asyncio.sleep(0.5)
+
+
+def test_the_runner_starts_the_live_view_with_live_true(tmp_path):
+    port = free_port()
+    runner = subprocess.Popen(
+        [str(Path(sys.executable).parent / "vehicle_sim_run"), "--mode", "lockstep",
+         "--duration", "8", "--live", "true", "--live_port", str(port), "--record_dir",
+         str(tmp_path), "--timeout", "240"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    try:
+        data = asyncio.run(ego_from_a_run(port, runner))
+        assert struct.unpack_from("<I", data, 1)[0] == 1
+        out, _ = runner.communicate(timeout=240)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 0, out[-3000:]
+    assert "live_view: exit" in out and "Foxglove WebSocket on ws://127.0.0.1" in out, out[-3000:]
