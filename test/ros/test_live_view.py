@@ -13,13 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-
-pytest.importorskip("foxglove", reason="foxglove-sdk is not installed (extra 'live')")
-websockets = pytest.importorskip("websockets", reason="websockets is not installed")
-
 from vehicle_sim.msg import VehicleState
 
 from vehicle_sim.nodes import qos
+
+pytest.importorskip("foxglove", reason="foxglove-sdk is not installed (extra 'live')")
+websockets = pytest.importorskip("websockets", reason="websockets is not installed")
 
 CHANNELS = {"/live/ego", "/live/agents", "/live/lights", "/live/map", "/live/gnss",
             "/live/status", "/live/accidents", "/live/imu", "/live/ego_state"}
@@ -35,7 +34,8 @@ async def first_ego_message(port: int, publish) -> tuple[dict, bytes]:
     """Connect, read the advertisement, subscribe to /live/ego and return (advertised channels
     by topic, the first binary message data)."""
     url = f"ws://127.0.0.1:{port}"
-    async with websockets.connect(url, subprotocols=["foxglove.sdk.v1", "foxglove.websocket.v1"]) as ws:
+    protocols = ["foxglove.sdk.v1", "foxglove.websocket.v1"]  # the SDK's, the older name
+    async with websockets.connect(url, subprotocols=protocols) as ws:
         channels: dict = {}
         while not CHANNELS <= set(channels):
             msg = json.loads(await asyncio.wait_for(ws.recv(), 30.0))

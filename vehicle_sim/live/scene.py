@@ -25,7 +25,8 @@ from foxglove.messages import (
 )
 
 FRAME = "map"
-EGO_SIZE_M = (4.298, 1.674, 1.5)  # config/vehicles/medium_car.yaml (the scenario's ego), height a choice
+# length and width of config/vehicles/medium_car.yaml (the scenario's ego); the height a choice
+EGO_SIZE_M = (4.298, 1.674, 1.5)
 LIGHT_RGB = {-1: (0.3, 0.3, 0.3), 0: (0.0, 0.9, 0.0), 1: (1.0, 0.8, 0.0), 2: (0.9, 0.0, 0.0)}
 MARKER_CUBE, MARKER_SPHERE, MARKER_CYLINDER, MARKER_LINE_STRIP, MARKER_SPHERE_LIST = 1, 2, 3, 4, 7
 
