@@ -40,6 +40,10 @@ def _nodes(context):
         actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
                             arguments=["-d", str(config_path(RVIZ_CONFIG))],
                             parameters=[{"use_sim_time": args["use_sim_time"] == "true"}]))
+    if LaunchConfiguration("live").perform(context) == "true":  # vehicle_sim.live
+        actions.append(Node(package="vehicle_sim", executable="vehicle_sim_live", name="live_view",
+                            output="screen",
+                            parameters=[{"use_sim_time": args["use_sim_time"] == "true"}]))
     return actions
 
 
@@ -53,6 +57,9 @@ def generate_launch_description() -> LaunchDescription:
     declared = [DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
                                       **({"choices": list(a.choices)} if a.choices else {}))
                 for a in graph.LAUNCH_ARGS]
+    declared.append(DeclareLaunchArgument(
+        "live", default_value="false", choices=["true", "false"],
+        description="also start the Foxglove WebSocket live view on ws://127.0.0.1:8765"))
     return LaunchDescription([
         *declared,
         OpaqueFunction(function=_dds_environment),

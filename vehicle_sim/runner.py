@@ -83,7 +83,20 @@ def ros_environment(args: dict[str, str], domain_id: int | None) -> dict[str, st
 
 
 RVIZ_CONFIG = "rviz/urban.rviz"
-VIEWERS = ("rviz2", "map_to_odom")  # their exit codes do not fail the run
+VIEWERS = ("rviz2", "map_to_odom", "live_view")  # their exit codes do not fail the run
+
+
+def live_child(args: dict[str, str], host: str, port: int) -> Child | None:
+    """vehicle_sim_live (the Foxglove WebSocket view, vehicle_sim.live) on host:port; None when
+    foxglove-sdk is not installed."""
+    import importlib.util
+    if importlib.util.find_spec("foxglove") is None:
+        return None
+    return Child(graph.NodeSpec(name="live_view", executable="vehicle_sim_live",
+                                shutdown_on_exit=False),
+                 [str(executable("vehicle_sim_live")), "--ros-args", "-r", "__node:=live_view",
+                  "-p", f"use_sim_time:={args['use_sim_time']}", "-p", f"host:={host}",
+                  "-p", f"port:={port}"])
 
 
 def viewer_children(args: dict[str, str]) -> list[Child]:
@@ -210,6 +223,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="ROS_DOMAIN_ID (default: the environment's, else one per run)")
     parser.add_argument("--timeout", type=float, default=0.0,
                         help="wall-clock limit [s] of the whole run, 0 = none")
+    parser.add_argument("--live", default="false", choices=("true", "false"),
+                        help="also start the Foxglove WebSocket live view (vehicle_sim_live)")
+    parser.add_argument("--live_host", default="127.0.0.1",
+                        help="address of the live view (default loopback: this machine only)")
+    parser.add_argument("--live_port", type=int, default=8765, help="port of the live view")
     parser.add_argument("--foreign_executables", action="store_true",
                         help="let the scenario start programs that are not vehicle_sim nodes "
                              "(an absolute path, or a name on PATH)")
@@ -218,7 +236,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     options = parser.parse_args([a for a in rest if a not in launch_style])
     for item in launch_style:  # also accept `name:=value` like ros2 launch
         name, value = item.split(":=", 1)
-        if getattr(options, name, "missing") == "missing" or name in ("domain_id", "timeout"):
+        if getattr(options, name, "missing") == "missing" or name in ("domain_id", "timeout",
+                                                                      "live_port"):
             parser.error(f"unknown launch argument {name!r}")
         setattr(options, name, value)
     return options
@@ -243,6 +262,13 @@ def main(argv: list[str] | None = None) -> int:
                   "(install ROS 2 rviz2, or run headless)", file=sys.stderr)
             return 2
         children += viewers
+    if options.live == "true":
+        live = live_child(args, options.live_host, options.live_port)
+        if live is None:
+            print("vehicle_sim_run: --live true needs foxglove-sdk, which is not installed "
+                  "(pip install 'vehicle_sim[live]')", file=sys.stderr)
+            return 2
+        children.append(live)
     env = ros_environment(args, options.domain_id)
     progress = None
     if on_terminal():

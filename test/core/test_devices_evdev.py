@@ -14,10 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 
-evdev = pytest.importorskip("evdev", reason="python-evdev is not installed (extra 'rig')")
-from evdev import InputEvent, ecodes
-
 from vehicle_sim.core.devices.evdev_wheel import HEARTBEAT_S, EvdevWheel
+
+evdev = pytest.importorskip("evdev", reason="python-evdev is not installed (extra 'rig')")
+InputEvent, ecodes = evdev.InputEvent, evdev.ecodes
 
 AXES = (ecodes.ABS_X, ecodes.ABS_Y, ecodes.ABS_Z, ecodes.ABS_RZ)
 

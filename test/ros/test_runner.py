@@ -95,8 +95,9 @@ def test_the_node_executables_are_the_package_entry_points():
     import tomllib
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
-    tools = {"vehicle_sim_run", "vehicle_sim_report", "vehicle_sim_sweep",
-             "vehicle_sim_export_map"}  # not nodes
+    tools = {"vehicle_sim_run", "vehicle_sim_report", "vehicle_sim_sweep",  # not nodes
+             "vehicle_sim_export_map",
+             "vehicle_sim_live"}  # a viewer: the runner starts it with --live true
     assert sorted(graph.NODE_EXECUTABLES) == sorted(set(scripts) - tools)
     with pytest.raises(FileNotFoundError, match="not a path"):
         runner.executable("/bin/sh")
