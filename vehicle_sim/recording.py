@@ -34,7 +34,19 @@ class RecorderParams:
          "/sim/status", "/cmd_vel", "/bridge/active_source",
          "/traffic/agents", "/traffic/lights", "/traffic/markers", "/imu/data", "/gnss/fix",
          "/motion/cue", "/accidents", "/accidents/damage", "/faults/command", "/faults/status",
-         "/tf", "/tf_static", "/diagnostics"),
+         "/tf", "/tf_static", "/diagnostics", "/gnss/velocity", "/map", "/map/markers",
+         "/initialpose",
+         # a stack's commands and the reports it reads (see README "Connecting a stack")
+         "/cmd_vel_stamped", "/ackermann_cmd", "/control/command/control_cmd",
+         "/control/command/gear_cmd", "/control/command/turn_indicators_cmd",
+         "/control/command/hazard_lights_cmd", "/vehicle/status/velocity_status",
+         "/vehicle/status/steering_status", "/vehicle/status/gear_status",
+         "/vehicle/status/control_mode", "/vehicle/status/turn_indicators_status",
+         "/vehicle/status/hazard_lights_status",
+         # the ground truth in Autoware's types
+         "/perception/object_recognition/objects",
+         "/perception/object_recognition/tracking/objects",
+         "/perception/traffic_light_recognition/traffic_signals"),
         doc="topics recorded when they appear (any message type, found by discovery)")
     type_prefixes: tuple[str, ...] = spec(
         ("vehicle_sim/",), doc="also record every topic whose type starts with one of these")
