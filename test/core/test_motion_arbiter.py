@@ -111,3 +111,25 @@ def test_stack_input_names_must_not_shadow_the_fixed_sources():
     for names in (("driver",), ("none",), ("a", "a")):
         with pytest.raises(ValueError, match="stack input names"):
             arbiter(stack=tuple(StackInput(n, 0.5) for n in names))
+
+
+@pytest.mark.parametrize("forward", [False, True])
+def test_estop_brakes_whatever_the_sources_send_until_cleared(forward):
+    a = arbiter(forward=forward)
+    a.offer("autonomy", AUTO, 0.0)
+    before = run(a, 0.0, 5, stamp_ns=3)
+    assert before[0].source == "autonomy"
+    a.estopped = True
+    assert not a.offer("autonomy", AUTO, 0.01), "no stack command forwarded under the e-stop"
+    rig(a, 0.01)  # the driver presses the throttle too
+    held = run(a, 0.01, 10, stamp_ns=4)
+    assert held[0].source == "estop" and held[0].changed
+    sent = [d.command for d in held if d.command is not None]
+    assert len(sent) == 2 and all(
+        c.values.brake == 1.0 and c.values.throttle == 0.0 and c.stamp_ns == 4 for c in sent)
+    # the steering stays where the last command that went out left it
+    assert sent[0].values.steer_rad == AUTO.values.steer_rad
+    a.estopped = False
+    a.offer("autonomy", AUTO, 0.03)
+    after = run(a, 0.03, 3)
+    assert after[0].source == "autonomy" and after[0].changed

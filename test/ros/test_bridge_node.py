@@ -254,14 +254,20 @@ def test_estop_service_latches_neutral_until_cleared_at_rest(ros_node, start_nod
                         what="platform running, 300 quanta (>= 1.5 cm of leg) from neutral")
     # latch, then at once try to release: the rig is still far from neutral (>= 0.1 s away at
     # the preset's velocity limits), so the release must be refused
+    n = len(watch.controls)
     latched, early = call(True, False)
     assert latched.success and not early.success and "not cleared" in early.message
+    # the vehicle too: full brake on vehicle/control, source "estop", with no source driving
+    ros_node.spin_until(lambda: watch.sources[-1:] == ["estop"] and any(
+        c.brake == 1.0 and c.throttle == 0.0 for c in watch.controls[n:]),
+        what="full brake from the e-stop")
     ros_node.spin_until(lambda: at_neutral(rig, neutral), what="neutral after e-stop")
     spin_for(ros_node, 1.0)  # states keep coming: the latch holds
     assert at_neutral(rig, neutral, frames=200) and watch.state() == MotionCue.STATE_ESTOP
     (cleared,) = call(False)
     assert cleared.success and "cleared" in cleared.message
     ros_node.spin_until(lambda: watch.state() == MotionCue.STATE_STARTING, what="soft start")
+    ros_node.spin_until(lambda: watch.sources[-1] != "estop", what="the e-stop source released")
     stream.stop()
 
 

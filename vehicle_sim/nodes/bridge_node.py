@@ -297,12 +297,15 @@ class BridgeNode(Node):
         with self._lock:
             if request.data:
                 self.motion.estop()
-                response.success, response.message = True, "e-stop latched: parking at neutral"
+                self.arbiter.estopped = True
+                response.success, response.message = True, ("e-stop latched: full brake, "
+                                                             "parking at neutral")
                 self.get_logger().warning("e-stop latched by service call")
             elif self.motion.safety.mode is not Mode.ESTOP:
                 response.success, response.message = True, "no e-stop latched"
             else:
                 response.success = self.motion.clear_estop()
+                self.arbiter.estopped = not response.success
                 response.message = ("e-stop cleared" if response.success else
                                     "not cleared: the platform is not at rest at neutral yet")
         return response

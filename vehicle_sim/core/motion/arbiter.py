@@ -17,9 +17,14 @@ runs, where sim time outruns the wall-clock loop) a stack command is forwarded a
 gets each one in its frame. The driver's command: road-wheel angle = handwheel angle / steering
 ratio, gear from the paddles' rising edges (starts in 1, -1..max_gear), stamped with the newest
 vehicle state.
+
+E-stop (``estopped``, set by the bridge's e-stop service): the source is "estop" whatever the
+mux and the inputs say; the command is full brake, no throttle, the steering held where it was,
+published every ``publish_every`` cycles, and stack commands are not forwarded, until cleared.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from vehicle_sim.core.controls import DriveCommand
@@ -30,6 +35,7 @@ from vehicle_sim.core.vehicle.interface import Controls
 
 NONE = "none"  # no fresh command: nothing is published (the dynamics node's watchdog brakes)
 DRIVER = Source.DRIVER.value
+ESTOP = "estop"  # the e-stop is latched: full brake whatever the sources send
 
 
 @dataclass(frozen=True)
@@ -51,16 +57,16 @@ class ArbiterParams:
 
     def __post_init__(self) -> None:
         names = [s.name for s in self.stack_inputs]
-        if len(set(names)) != len(names) or {DRIVER, NONE, ""} & set(names):
+        if len(set(names)) != len(names) or {DRIVER, NONE, ESTOP, ""} & set(names):
             raise ValueError(f"stack input names must be unique, non-empty and not "
-                             f"{DRIVER!r} or {NONE!r}: {names}")
+                             f"{DRIVER!r}, {NONE!r} or {ESTOP!r}: {names}")
 
 
 @dataclass(frozen=True)
 class Decision:
     """One cycle's outcome: the active source and what to publish now."""
 
-    source: str  # "none", "driver" or a stack input's name
+    source: str  # "none", "driver", "estop" or a stack input's name
     changed: bool  # differs from the previous cycle's source
     reason: str  # why the mux switched this cycle ('' if it did not)
     command: DriveCommand | None  # publish this now; None: nothing this cycle
@@ -79,12 +85,17 @@ class CommandArbiter:
         self.driver_command = DriveCommand(Controls())  # the rig's, built every cycle
         self._latest: dict[str, tuple[DriveCommand, float]] = {}
         self._cycles = 0
+        self._last_steer_rad = 0.0  # of the last command decided, held by the e-stop
+        self.estopped = False
 
     def offer(self, name: str, command: DriveCommand, now_s: float) -> bool:
         """Store stack input ``name``'s newest command; True: forward it now (module doc)."""
         self._latest[name] = (command, now_s)
-        return (self.params.forward_on_receipt and self.source != DRIVER
-                and self._fresh_stack(now_s)[0] == name)
+        forward = (self.params.forward_on_receipt and not self.estopped
+                   and self.source != DRIVER and self._fresh_stack(now_s)[0] == name)
+        if forward:
+            self._hold_steer(command)
+        return forward
 
     def cycle(self, now_s: float, aligning_moment_nm: float, stamp_ns: int
               ) -> tuple[SteeringFrame, Decision]:
@@ -92,7 +103,9 @@ class CommandArbiter:
         name, stack_cmd = self._fresh_stack(now_s)
         frame = self.steering.cycle(now_s, aligning_moment_nm)
         self._driver(frame.driver, stamp_ns)
-        if frame.source is Source.DRIVER:
+        if self.estopped:
+            source = ESTOP
+        elif frame.source is Source.DRIVER:
             source = DRIVER if frame.input_fresh else NONE
         elif name:
             source = name
@@ -101,10 +114,22 @@ class CommandArbiter:
         changed, self.source = source != self.source, source
         due = changed or self._cycles % self.params.publish_every == 0
         self._cycles += 1
-        command = self.driver_command if source == DRIVER else stack_cmd
+        command = {DRIVER: self.driver_command, ESTOP: self._estop_command(stamp_ns)}.get(
+            source, stack_cmd)
         if source == NONE or not due or (name == source and self.params.forward_on_receipt):
             command = None
+        if command is not None:
+            self._hold_steer(command)
         return frame, Decision(source, changed, frame.switched_because, command)
+
+    def _hold_steer(self, command: DriveCommand) -> None:
+        """Remember the steering of a command going out (not validated yet: finite only)."""
+        if math.isfinite(command.values.steer_rad):
+            self._last_steer_rad = command.values.steer_rad
+
+    def _estop_command(self, stamp_ns: int) -> DriveCommand:
+        return DriveCommand(Controls(steer_rad=self._last_steer_rad, brake=1.0, gear=self.gear),
+                            stamp_ns)
 
     def _fresh_stack(self, now_s: float) -> tuple[str, DriveCommand | None]:
         """The first stack input with a fresh command, ('', None) if none."""
