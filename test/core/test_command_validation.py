@@ -1,12 +1,38 @@
-"""One validation path for every command source: VehicleControl fields and cmd_vel alike."""
+"""One validation path for every command source: VehicleControl fields and the stack commands
+(cmd_vel, Ackermann, Autoware: the controller path) alike."""
 import math
 
 import pytest
 
-from vehicle_sim.core.controls import ControlLimits, validate, validate_twist
+from vehicle_sim.core.config import load
+from vehicle_sim.core.controls import ControlLimits, validate, validate_setpoint
+from vehicle_sim.core.motion.stack_controller import (
+    LongitudinalModel,
+    Measured,
+    Setpoint,
+    StackController,
+    twist_curvature,
+)
+from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.paths import config_path
 
 LIMITS = ControlLimits(max_steer_rad=0.5, max_gear=1)
-WHEELBASE_M = 2.7
+AT_REST = Measured(speed_mps=0.0, accel_mps2=0.0, t_ns=0)
+
+
+def controller() -> StackController:
+    return StackController(LongitudinalModel.from_vehicle(
+        load(VehicleParams, config_path("vehicles/medium_car.yaml"))))
+
+
+def twist(v_mps: float, yaw_rate_radps: float, measured: Measured = AT_REST):
+    """A cmd_vel through the path the bridge gives it: named fields, then the controller."""
+    ctl = controller()
+    fields = {"cmd_vel linear.x": v_mps, "cmd_vel angular.z": yaw_rate_radps}
+    return validate_setpoint(fields, lambda: ctl.step(Setpoint(
+        speed_mps=v_mps, curvature_per_m=twist_curvature(v_mps, yaw_rate_radps)), measured),
+        LIMITS)
 
 
 @pytest.mark.parametrize("field, value", [("linear.x", math.inf), ("linear.x", -math.inf),
@@ -16,17 +42,26 @@ def test_a_non_finite_cmd_vel_is_rejected_naming_the_field(field, value):
     """Issue 13: inf gave full throttle in gear 1, -inf full throttle in reverse, NaN a zero
     command that kept the watchdog fed."""
     v, r = (value, 0.0) if field == "linear.x" else (3.0, value)
-    result = validate_twist(v, r, speed_mps=0.0, wheelbase_m=WHEELBASE_M, limits=LIMITS)
+    result = twist(v, r)
     assert result.controls is None
     assert result.problem == f"rejected: cmd_vel {field} is {value}"
 
 
 def test_a_finite_cmd_vel_goes_through_the_same_limits_as_vehicle_control():
-    ok = validate_twist(4.0, 0.3, speed_mps=0.0, wheelbase_m=WHEELBASE_M, limits=LIMITS)
+    ok = twist(4.0, 0.3)
     assert ok.controls.throttle > 0.0 and ok.controls.gear == 1 and ok.problem == ""
-    sharp = validate_twist(1.0, 5.0, speed_mps=1.0, wheelbase_m=WHEELBASE_M, limits=LIMITS)
+    sharp = twist(1.0, 5.0, Measured(1.0, 0.0, 0))
     assert sharp.controls.steer_rad == 0.5 and "steering_angle" in sharp.problem  # clamped
-    reverse = validate_twist(-2.0, 0.0, speed_mps=0.0, wheelbase_m=WHEELBASE_M, limits=LIMITS)
+    reverse = twist(-2.0, 0.0)
     assert reverse.controls.gear == -1
     assert validate(math.nan, 0, 0, 0, 1, False, LIMITS).problem == \
         "rejected: steering_angle is nan"
+
+
+def test_finite_inputs_that_add_up_to_a_non_finite_command_are_rejected():
+    """Each field finite, the conversion not: rejected, never clamped into full lock."""
+    result = validate_setpoint({"speed": 1e308}, lambda: Controls(steer_rad=math.nan), LIMITS)
+    assert result.controls is None and result.problem == "rejected: its steer_rad came out as nan"
+    huge = twist(1e308, 1e308)  # finite, absurd: the controller's output stays bounded
+    assert huge.controls is None or (abs(huge.controls.steer_rad) <= 0.5
+                                     and 0.0 <= huge.controls.throttle <= 1.0)

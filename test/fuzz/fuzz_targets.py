@@ -4,7 +4,8 @@ Each target is a hypothesis strategy and a property function that raises Asserti
 unexpected exception itself) when the core code misbehaves on that input. The properties:
 - rig input packets and platform frames: a decoded value, or PacketError with a reason;
   SequenceTracker.accept never raises;
-- driver commands (VehicleControl, cmd_vel): never raise; rejected naming the field, or
+- driver and stack commands (VehicleControl; the controller path of cmd_vel, Ackermann and
+  Autoware): never raise; rejected naming the field, or
   accepted with every field finite and within the limits;
 - fault command sequences (imu, gps, vehicle): never raise; after every command the applied
   sensor faults are finite and within their bounds, a vehicle driven through its faults stays
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 
 from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.config import ConfigError, build, build_flat, flat_fields, load, load_yaml
-from vehicle_sim.core.controls import ControlLimits, validate, validate_twist
+from vehicle_sim.core.controls import ControlLimits, validate, validate_setpoint
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.faults import CLEAR, REJECTED, FaultBook, FaultRequest
@@ -179,13 +180,18 @@ def check_sequence_tracker(case) -> None:
 # ---------------------------------------------------------------- 2. commands
 
 LIMITS = ControlLimits(max_steer_rad=0.6, max_gear=6)
-FIELD_NAMES = ("steering_angle", "throttle", "brake", "clutch", "gear", "cmd_vel linear.x",
-               "cmd_vel angular.z")
+FIELD_NAMES = ("steering_angle", "throttle", "brake", "clutch", "gear", "speed_mps",
+               "accel_mps2", "accel_limit_mps2", "steer_rad", "curvature_per_m",
+               "steer_rate_radps")
 
 control_case = st.tuples(any_float, any_float, any_float, any_float, st.integers(-128, 127),
                          st.booleans())
-twist_case = st.tuples(any_float, any_float, any_float,
-                       st.floats(0.5, 10.0) | st.sampled_from((2.39268, 1e-3, 100.0)))
+maybe_float = st.none() | any_float
+# a stack command as the controller takes it, then the vehicle's speed and acceleration, fed
+# for a few states 10 ms apart (the controller keeps its PI state between them)
+setpoint_case = st.tuples(any_float, maybe_float, any_float, maybe_float, any_float, any_float,
+                          st.none() | st.integers(-3, 9), any_float, any_float,
+                          st.integers(1, 4))
 
 
 def _check_validated(result) -> None:
@@ -207,9 +213,28 @@ def check_vehicle_control(case) -> None:
     _check_validated(validate(steer, throttle, brake, clutch, gear, handbrake, LIMITS))
 
 
-def check_twist(case) -> None:
-    v_mps, yaw_rate_radps, speed_mps, wheelbase_m = case
-    _check_validated(validate_twist(v_mps, yaw_rate_radps, speed_mps, wheelbase_m, LIMITS))
+@lru_cache(maxsize=1)
+def _stack_model():
+    from vehicle_sim.core.motion.stack_controller import LongitudinalModel
+    from vehicle_sim.core.vehicle.params import VehicleParams
+    from vehicle_sim.paths import config_path
+    return LongitudinalModel.from_vehicle(load(VehicleParams,
+                                               config_path("vehicles/medium_car.yaml")))
+
+
+def check_setpoint(case) -> None:
+    """The stack command path (cmd_vel, Ackermann, Autoware): controller + validate_setpoint."""
+    from vehicle_sim.core.motion.stack_controller import Measured, Setpoint, StackController
+    speed, accel, limit, steer, curvature, rate, gear, v_mps, a_mps2, states = case
+    sp = Setpoint(speed_mps=speed, accel_mps2=accel, accel_limit_mps2=limit, steer_rad=steer,
+                  curvature_per_m=curvature, steer_rate_radps=rate, gear=gear)
+    fields = {name: value for name, value in vars(sp).items()
+              if isinstance(value, float)}
+    ctl = StackController(_stack_model())
+    for k in range(states):
+        measured = Measured(v_mps if math.isfinite(v_mps) else 0.0,
+                            a_mps2 if math.isfinite(a_mps2) else 0.0, k * 10_000_000)
+        _check_validated(validate_setpoint(fields, lambda m=measured: ctl.step(sp, m), LIMITS))
 
 
 # ---------------------------------------------------------------- 3. fault sequences
@@ -454,7 +479,7 @@ TARGETS = {
     "sequence tracker": (sequence_case, check_sequence_tracker),
     "rig link loss": (link_case(), check_link),
     "VehicleControl": (control_case, check_vehicle_control),
-    "cmd_vel": (twist_case, check_twist),
+    "stack setpoint": (setpoint_case, check_setpoint),
     "imu fault sequences": (fault_sequence(IMU_NAMES), check_imu_faults),
     "gps fault sequences": (fault_sequence(GPS_NAMES), check_gps_faults),
     "vehicle fault sequences": (vehicle_fault_case, check_vehicle_faults),

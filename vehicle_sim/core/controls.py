@@ -1,11 +1,12 @@
-"""Validation of incoming driver commands, the command watchdog and cmd_vel conversion (no ROS).
+"""Validation of incoming driver and stack commands and the command watchdog (no ROS).
 
 Policy (one place, ``check``, for every input path: ``validate`` for VehicleControl,
-``validate_twist`` for a plain speed law, ``validate_setpoint`` for the stack commands that go
-through the speed/acceleration/curvature controller (Twist, TwistStamped, Ackermann, Autoware);
-a new kind of command is one more such entry):
+``validate_setpoint`` for the stack commands that go through the speed/acceleration/curvature
+controller (Twist, TwistStamped, Ackermann, Autoware); a new kind of command is one more such
+entry):
 - any non-finite field (NaN, inf) of the source's message rejects the whole command: it is not
-  applied, does not feed the watchdog, and the previous valid one stays;
+  applied, does not feed the watchdog, and the previous valid one stays; so does a conversion
+  whose finite inputs add up to a non-finite pedal or steering angle;
 - a header the simulator cannot use (``header_problem``: a frame other than the vehicle's, a
   stamp far from sim time) and an unknown gear reject the command;
 - a gear outside [-1, max_gear] rejects the command;
@@ -63,6 +64,9 @@ def check(fields: Mapping[str, float], convert: Callable[[], Controls],
         if not math.isfinite(value):
             return Validated(None, f"rejected: {name} is {value}")
     raw = convert()
+    for name in ("steer_rad", "throttle", "brake", "clutch"):
+        if not math.isfinite(getattr(raw, name)):  # finite fields that add up to inf or NaN
+            return Validated(None, f"rejected: its {name} came out as {getattr(raw, name)}")
     if not -1 <= raw.gear <= limits.max_gear:
         return Validated(None, f"rejected: gear {raw.gear} outside [-1, {limits.max_gear}]")
     problems = []
@@ -130,42 +134,3 @@ class CommandWatchdog:
         """The safe command: no throttle, brakes applied, steering and gear kept."""
         return Controls(steer_rad=last.steer_rad, throttle=0.0, brake=self._brake, clutch=0.0,
                         gear=last.gear, handbrake=last.handbrake)
-
-
-@dataclass(frozen=True)
-class TwistGains:
-    speed_gain_per_s: float = 1.0  # [1/s] acceleration demand per m/s of speed error
-    max_accel_mps2: float = 3.0  # [m/s^2] acceleration that maps to full throttle
-    max_decel_mps2: float = 8.0  # [m/s^2] deceleration that maps to full brake (~0.8 g)
-
-
-def twist_to_command(v_des_mps: float, yaw_rate_des_radps: float, speed_mps: float,
-                     wheelbase_m: float, gains: TwistGains = TwistGains()
-                     ) -> tuple[float, float, float, int]:
-    """geometry_msgs/Twist (v, yaw rate) -> (steering [rad], throttle, brake, gear).
-
-    Steering from the kinematic bicycle, delta = atan(L r / v) (evaluated at the desired speed,
-    at least 0.5 m/s so a pure rotation command does not saturate); speed by a proportional law.
-    """
-    v_ref = v_des_mps if abs(v_des_mps) > 0.5 else math.copysign(0.5, v_des_mps or 1.0)
-    steer = math.atan(wheelbase_m * yaw_rate_des_radps / v_ref)
-    gear = -1 if v_des_mps < 0.0 else 1
-    error = abs(v_des_mps) - abs(speed_mps)
-    accel = gains.speed_gain_per_s * error
-    throttle = min(1.0, max(0.0, accel / gains.max_accel_mps2))
-    brake = min(1.0, max(0.0, -accel / gains.max_decel_mps2))
-    if abs(v_des_mps) < 1e-3 and abs(speed_mps) < 0.2:
-        throttle, brake = 0.0, 1.0  # hold at rest
-    return steer, throttle, brake, gear
-
-
-def validate_twist(v_des_mps: float, yaw_rate_des_radps: float, speed_mps: float,
-                   wheelbase_m: float, limits: ControlLimits,
-                   gains: TwistGains = TwistGains()) -> Validated:
-    """A cmd_vel Twist (linear.x, angular.z; its other fields are not used) through ``check``."""
-    def convert() -> Controls:
-        steer, throttle, brake, gear = twist_to_command(v_des_mps, yaw_rate_des_radps, speed_mps,
-                                                        wheelbase_m, gains)
-        return Controls(steer_rad=steer, throttle=throttle, brake=brake, clutch=0.0, gear=gear)
-    named = {"cmd_vel linear.x": v_des_mps, "cmd_vel angular.z": yaw_rate_des_radps}
-    return check(named, convert, limits)
