@@ -222,13 +222,15 @@ def test_missing_message_packages_switch_their_topics_off_with_one_line_each(tmp
         "from vehicle_sim.nodes.stack_inputs import StackInputs\n"
         "from vehicle_sim.nodes.vehicle_reports import VehicleReports\n"
         "from vehicle_sim.paths import config_path\n"
+        "import rclpy\n"
         "lines = []\n"
         "v = load(VehicleParams, config_path('vehicles/medium_car.yaml'))\n"
         "inputs = StackInputs(v, ControlLimits(0.5, 1), lines.append)\n"
-        "class Node:\n"
-        "    def get_logger(self):\n"
-        "        return type('L', (), {'info': lambda self, m: lines.append(m)})()\n"
-        "assert VehicleReports.create(Node(), inputs) is None\n"
+        "rclpy.init()\n"
+        "node = rclpy.create_node('missing_packages')\n"
+        "assert VehicleReports.create(node, inputs) is None\n"
+        "node.destroy_node()\n"
+        "rclpy.shutdown()\n"
         "print([t.topic for t in inputs.topics])\n"
         "print('\\n'.join(lines))\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
@@ -238,5 +240,32 @@ def test_missing_message_packages_switch_their_topics_off_with_one_line_each(tmp
     assert topics == "['autonomy/control', 'cmd_vel', 'cmd_vel_stamped']"
     assert lines == ["ackermann_msgs is not installed: ackermann_cmd is off",
                      "autoware_control_msgs / autoware_vehicle_msgs are not installed: the "
-                     "Autoware control, gear, indicator and hazard commands are off",
-                     "autoware_vehicle_msgs is not installed: the /vehicle/status reports are off"]
+                     "Autoware control, gear, indicator and hazard commands are off"]
+    assert "autoware_vehicle_msgs is not installed: the /vehicle/status reports are off" in \
+        out.stderr  # the node's own log line
+
+
+def test_autoware_acceleration_is_along_the_direction_of_travel_in_reverse():
+    """Autoware's longitudinal.acceleration is positive in the direction of travel (its
+    simple_planning_simulator negates it in REVERSE): +1 m/s^2 in reverse from rest drives
+    backwards, it does not brake."""
+    from autoware_control_msgs.msg import Control
+    from autoware_vehicle_msgs.msg import GearCommand
+
+    from vehicle_sim.core.controls import ControlLimits
+    from vehicle_sim.core.vehicle.params import VehicleParams
+    from vehicle_sim.nodes.stack_inputs import StackInputs
+    inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
+                         ControlLimits(0.5, 1), lambda line: None)
+    topic = {t.name: t for t in inputs.topics}
+    inputs.command(topic["gear"], GearCommand(command=GearCommand.REVERSE))
+    out = []
+    for k, speed in enumerate((0.0, -0.5, -1.0)):  # at rest, then rolling backwards
+        inputs.on_state(speed, 0.0, (k + 1) * 10_000_000)
+        cmd = Control()
+        cmd.stamp.nanosec = (k + 1) * 10_000_000
+        cmd.longitudinal.velocity, cmd.longitudinal.acceleration = -2.0, 1.0
+        cmd.longitudinal.is_defined_acceleration = True
+        command, problem = inputs.command(topic["autoware"], cmd)
+        out.append(command.values)
+    assert all(c.gear == -1 and c.throttle > 0.0 and c.brake == 0.0 for c in out), out

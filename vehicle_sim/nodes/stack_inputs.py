@@ -203,8 +203,11 @@ class StackInputs:
         def setpoint() -> Setpoint:
             rate = (abs(lat.steering_tire_rotation_rate)
                     if lat.is_defined_steering_tire_rotation_rate else 0.0)
+            # Autoware's acceleration is along the direction of travel: -x in reverse (as its
+            # simple_planning_simulator reads it); the controller's is along base_link x
+            accel = -lon.acceleration if self.gear < 0 else lon.acceleration
             return Setpoint(speed_mps=lon.velocity, gear=self.gear,
-                            accel_mps2=lon.acceleration if lon.is_defined_acceleration else None,
+                            accel_mps2=accel if lon.is_defined_acceleration else None,
                             steer_rad=lat.steering_tire_angle, steer_rate_radps=rate)
         stamp = header_problem("", conv.to_ns(msg.stamp), self.measured.t_ns, FRAMES,
                                MAX_STAMP_SKEW_S)
