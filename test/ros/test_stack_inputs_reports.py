@@ -113,3 +113,37 @@ def test_initialpose_places_the_ego(ros_node, sim):
     assert abs(states[-1].pose.position.x - 120.0) < 0.01, "a refused pose moves nothing"
     out = dyn.stop()
     assert "/initialpose refused: frame_id 'earth' is not one of" in out, out
+
+
+def test_initialpose_in_map_places_base_link_at_the_rear_axle_through_map_to_odom(ros_node,
+                                                                                  start_node):
+    """The pose a stack sets is base_link's, in map: with base_link at the rear axle and an
+    odom offset in map, the odometry (base_link in odom) reports exactly that pose in odom.
+    The quaternion is sent scaled by 2 (normalised on receipt)."""
+    from nav_msgs.msg import Odometry
+    offset = {"x_m": 100.0, "y_m": -50.0, "yaw_rad": 0.3}
+    dyn = start_node("dynamics_node", params={
+        "base_link": "rear_axle", **{f"odom_in_map.{k}": v for k, v in offset.items()}})
+    odom: list[Odometry] = []
+    sub = ros_node.create_subscription(Odometry, "odom", odom.append, qos.STATE)
+    try:
+        pub = publisher(ros_node, PoseWithCovarianceStamped, "/initialpose")
+        msg = PoseWithCovarianceStamped()
+        msg.header.frame_id = "map"
+        msg.pose.pose.position.x, msg.pose.pose.position.y = 110.0, -30.0
+        q = quaternion_from_rpy(0.0, 0.0, 1.2)
+        msg.pose.pose.orientation.z, msg.pose.pose.orientation.w = 2.0 * q.z, 2.0 * q.w
+        pub.publish(msg)
+        c, s = math.cos(offset["yaw_rad"]), math.sin(offset["yaw_rad"])
+        dx, dy = 110.0 - offset["x_m"], -30.0 - offset["y_m"]
+        want = (c * dx + s * dy, -s * dx + c * dy, 1.2 - offset["yaw_rad"])
+
+        def placed() -> bool:
+            p = odom[-1].pose.pose.position if odom else None
+            return p is not None and abs(p.x - want[0]) < 0.01 and abs(p.y - want[1]) < 0.01
+        ros_node.spin_until(placed, what="base_link at the initial pose, in odom")
+        assert rpy_from_quaternion(odom[-1].pose.pose.orientation)[2] == \
+            pytest.approx(want[2], abs=1e-3)
+        assert "in map (/initialpose" in dyn.stop()
+    finally:
+        ros_node.destroy_subscription(sub)

@@ -86,3 +86,18 @@ def vehicle_reference_m(reference: str, vehicle, model: str) -> np.ndarray:
     body = getattr(vehicle, "body", None)
     height_m = body.cg_height_m if model == "full14" and body is not None else 0.0
     return cg_to_reference_m(reference, vehicle.chassis.cg_to_rear_axle_m, height_m)
+
+
+def cg_pose_in_odom(x_m: float, y_m: float, yaw_rad: float, in_map: bool,
+                    odom_in_map: OdomInMap, r_m: np.ndarray) -> tuple[float, float, float]:
+    """A planar pose of the reference point (x, y [m], yaw [rad]; given in map if ``in_map``,
+    else in odom) -> the CG's (x, y, yaw) in odom: map -> odom by the inverse of
+    ``odom_in_map``, then back from the reference point by r_m (body axes, level body)."""
+    if in_map:
+        c, s = math.cos(odom_in_map.yaw_rad), math.sin(odom_in_map.yaw_rad)
+        dx, dy = x_m - odom_in_map.x_m, y_m - odom_in_map.y_m
+        x_m, y_m, yaw_rad = c * dx + s * dy, -s * dx + c * dy, yaw_rad - odom_in_map.yaw_rad
+    c, s = math.cos(yaw_rad), math.sin(yaw_rad)
+    r = np.asarray(r_m, dtype=float)
+    yaw = math.atan2(math.sin(yaw_rad), math.cos(yaw_rad))
+    return x_m - (c * r[0] - s * r[1]), y_m - (s * r[0] + c * r[1]), yaw

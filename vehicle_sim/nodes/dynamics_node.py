@@ -20,7 +20,7 @@ from std_srvs.srv import SetBool, Trigger
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, Validated, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
-from vehicle_sim.core.frames import vehicle_reference_m
+from vehicle_sim.core.frames import cg_pose_in_odom, vehicle_reference_m
 from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
 from vehicle_sim.core.vehicle.factory import make_model
@@ -259,9 +259,11 @@ class DynamicsNode(Node):
             self.get_logger().warning(f"/initialpose refused: {problem}",
                                       throttle_duration_sec=1.0)
             return
-        self.loop.request_reset(*pose, 0.0)
+        x_m, y_m, yaw_rad = cg_pose_in_odom(*pose, self.p.odom_in_map, self.base_r_m)
+        self.loop.request_reset(x_m, y_m, yaw_rad, 0.0)
         self.get_logger().info(f"ego placed at x {pose[0]:.2f} m, y {pose[1]:.2f} m, yaw "
-                               f"{pose[2]:.3f} rad (/initialpose)")
+                               f"{pose[2]:.3f} rad in {'map' if pose[3] else 'odom'} "
+                               f"(/initialpose; its CG at {x_m:.2f}, {y_m:.2f} m in odom)")
 
     def _on_ack(self, msg: LockstepAck) -> None:
         if self.loop.barrier is None:

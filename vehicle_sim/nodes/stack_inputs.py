@@ -68,12 +68,13 @@ AW_CONTROL = optional("autoware_control_msgs")
 AW_VEHICLE = optional("autoware_vehicle_msgs")
 
 
-POSE_FRAMES = ("", "map", "odom")  # /initialpose: map -> odom is the identity by default
+POSE_FRAMES = ("", "map", "odom")  # /initialpose: '' is map, as RViz's fixed frame
 
 
-def initial_pose(msg) -> tuple[tuple[float, float, float] | None, str]:
+def initial_pose(msg) -> tuple[tuple[float, float, float, bool] | None, str]:
     """geometry_msgs/PoseWithCovarianceStamped (/initialpose, RViz's "2D Pose Estimate") ->
-    ((x [m], y [m], yaw [rad]) in odom, '') or (None, why it is refused)."""
+    ((x [m], y [m], yaw [rad] of base_link, True if in map), '') or (None, why it is refused).
+    The orientation is normalised (a stack may send a quaternion that is not quite unit)."""
     frame, p, q = msg.header.frame_id, msg.pose.pose.position, msg.pose.pose.orientation
     if frame not in POSE_FRAMES:
         return None, f"frame_id {frame!r} is not one of {list(POSE_FRAMES)}"
@@ -81,9 +82,12 @@ def initial_pose(msg) -> tuple[tuple[float, float, float] | None, str]:
                         ("orientation.z", q.z), ("orientation.w", q.w)):
         if not math.isfinite(value) or abs(value) > 1e7:
             return None, f"pose {name} is {value}"
-    if q.x == q.y == q.z == q.w == 0.0:
-        return None, "orientation is the zero quaternion"
-    return (p.x, p.y, conv.rpy_from_quaternion(q)[2]), ""
+    norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
+    if norm < 1e-6:
+        return None, f"orientation has norm {norm:g}, not a rotation"
+    n2 = norm * norm  # yaw of the normalised quaternion
+    yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y) / n2, 1.0 - 2.0 * (q.y * q.y + q.z * q.z) / n2)
+    return (p.x, p.y, yaw, frame != "odom"), ""
 
 
 def autoware_gear(command: int) -> int | None:
