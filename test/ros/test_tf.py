@@ -153,3 +153,18 @@ def test_sensor_frames_are_given_from_the_rear_axle(ros_node, start_node, model,
      "no_such_car.yaml")])
 def test_bad_frame_parameters_refuse_to_start(assert_refuses, exe, params, words):
     assert_refuses(exe, params, words)
+
+
+def test_reference_odometry_leaves_the_cg_state_as_it_was():
+    """Odometry shares nested fields with the state it is built from (rclpy): the rear-axle
+    odometry must not write the reference point's numbers into the CG's state."""
+    import numpy as np
+    from vehicle_sim.msg import VehicleState
+
+    from vehicle_sim.nodes.tf_publisher import reference_odometry
+    state = VehicleState()
+    state.pose.position.x, state.twist.linear.x, state.twist.angular.z = 5.0, 10.0, 0.5
+    state.pose.orientation.w = 1.0
+    odom = reference_odometry(state, np.array([-1.5, 0.0, 0.0]))
+    assert (odom.pose.pose.position.x, odom.twist.twist.linear.y) == (3.5, -0.75)
+    assert (state.pose.position.x, state.twist.linear.y) == (5.0, 0.0)

@@ -10,7 +10,7 @@ workspace that lacks it) one log line, and no TF.
 from __future__ import annotations
 
 import numpy as np
-from geometry_msgs.msg import TransformStamped
+from geometry_msgs.msg import Point, Pose, TransformStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
@@ -31,9 +31,12 @@ def reference_odometry(state: VehicleState, r_m: np.ndarray) -> Odometry:
                    velocity_mps=np.array([t.linear.x, t.linear.y, t.linear.z]),
                    angular_velocity_radps=np.array([t.angular.x, t.angular.y, t.angular.z]))
     ref = at_reference(cg, r_m)
-    out = msg.pose.pose.position
-    out.x, out.y, out.z = (float(c) for c in ref.position_m)
-    msg.twist.twist.linear = conv.vector3(ref.velocity_mps)
+    # new objects: the odometry message shares its nested fields with ``state`` (rclpy), which
+    # stays the CG's
+    msg.pose.pose = Pose(position=Point(x=float(ref.position_m[0]), y=float(ref.position_m[1]),
+                                        z=float(ref.position_m[2])),
+                         orientation=state.pose.orientation)
+    msg.twist.twist = Twist(linear=conv.vector3(ref.velocity_mps), angular=t.angular)
     return msg
 
 
