@@ -134,8 +134,9 @@ def test_imu_at_rest_reads_gravity_at_sim_time_stamps(rig, start_node):
     assert set(ts) <= rig.sent, "stamps must be sim times of the states, not wall time"
     gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
     assert gaps[len(gaps) // 2] == 5 * MS, "200 Hz in sim time (ADIS16448 preset)"
-    span_s = (ts[-1] - ts[0]) * 1e-9
-    assert (len(ts) - 1) / span_s == pytest.approx(200.0, rel=0.02)
+    # every sample on the 5 ms grid of sim time; a gap of 10 ms is a state the best-effort
+    # input lost on a busy host, never a sample off the grid
+    assert all(g % (5 * MS) == 0 and g > 0 for g in gaps), gaps[-5:]
     # turn-on 0.196 + Gauss-Markov 0.0735 + white 4e-3 * sqrt(200) m/s^2 (preset): 5 sigma
     bound = 5 * math.sqrt(0.196 ** 2 + 0.0735 ** 2 + 16e-6 * 200)
     m = rig.imu[-1]

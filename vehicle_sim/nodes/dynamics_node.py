@@ -52,6 +52,9 @@ def forward_gears(vehicle: VehicleParams, model: str) -> int:
     return 1
 
 
+CLOCK_MATCH_WAIT_S = 15.0  # [s] wall time for every node's /clock reader to match (a choice)
+
+
 class DynamicsNode(Node):
     def __init__(self) -> None:
         super().__init__("dynamics")
@@ -120,7 +123,8 @@ class DynamicsNode(Node):
 
     def start(self) -> None:
         """Start the physics once every node of wait_for_nodes is in the ROS graph (so a bounded
-        fast run does not finish before its subscribers exist), then after start_settle_s."""
+        fast run does not finish before its subscribers exist), then after start_settle_s and
+        once /clock has as many readers (at most CLOCK_MATCH_WAIT_S more)."""
         self._waiting_since = time.monotonic()
         self._ready_at: float | None = None
         # a steady-clock timer: with use_sim_time a ROS-time timer would wait for the /clock
@@ -138,8 +142,14 @@ class DynamicsNode(Node):
             if missing:
                 self.get_logger().warning(f"starting without {', '.join(missing)} after "
                                           f"{waited:.0f} s")
+            self._up_at = now
             self._ready_at = now + self.p.start_settle_s
-        if now >= self._ready_at:
+        # every node of the graph follows /clock: once each one's subscription has matched,
+        # discovery has reached it (a loaded machine can take longer than start_settle_s);
+        # bounded, as a node may run without sim time
+        matching = (self.pub_clock.get_subscription_count() < len(self.p.wait_for_nodes)
+                    and now - self._up_at < CLOCK_MATCH_WAIT_S)
+        if now >= self._ready_at and not matching:
             self.destroy_timer(self._start_timer)
             self.get_logger().info("physics loop started")
             if self.p.mode == "realtime" and self.p.realtime_priority > 1:
