@@ -92,6 +92,9 @@ def test_levels_of_the_rules():
     assert faults_check("imu", []).level == OK
     assert faults_check("imu", ["bias_step"]).level == WARN
     assert faults_check("gps", ["bias_step", "no_fix"]).level == ERROR
+    # a vehicle that no longer obeys its commands is an error, not a warning
+    for kind in ("brake_failure", "steering_stuck", "engine_cut", "tyre_blowout"):
+        assert faults_check("vehicle", [kind]).level == ERROR, kind
 
 
 @pytest.fixture

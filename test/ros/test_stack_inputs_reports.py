@@ -147,3 +147,36 @@ def test_initialpose_in_map_places_base_link_at_the_rear_axle_through_map_to_odo
         assert "in map (/initialpose" in dyn.stop()
     finally:
         ros_node.destroy_subscription(sub)
+
+
+def test_reports_restart_with_sim_time_and_say_who_drives(ros_node):
+    """A new run (sim time back to the start) is reported at once, not after the old run's
+    time; the control mode is MANUAL for the rig, DISENGAGED under the e-stop."""
+    from vehicle_sim.core.config import load
+    from vehicle_sim.core.controls import ControlLimits
+    from vehicle_sim.core.vehicle.params import VehicleParams
+    from vehicle_sim.nodes.conversions import stamp
+    from vehicle_sim.nodes.stack_inputs import StackInputs
+    from vehicle_sim.nodes.vehicle_reports import VehicleReports
+    from vehicle_sim.paths import config_path
+    inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
+                         ControlLimits(0.5, 1), lambda line: None)
+    reports = VehicleReports(ros_node, inputs)
+    modes: list = []
+    sub = ros_node.create_subscription(aw_vehicle.ControlModeReport,
+                                       "/vehicle/status/control_mode", modes.append, qos.COMMAND)
+    try:
+        ros_node.spin_until(lambda: reports._pubs["control_mode"].get_subscription_count() > 0,
+                            what="control_mode match")
+        for t_ms, source in ((5000, "autonomy"), (5020, "driver"), (5040, "estop"),
+                             (20, "autonomy")):  # the last: a new run
+            state = VehicleState()
+            state.header.stamp = stamp(t_ms * 1_000_000)
+            n = len(modes)
+            reports.on_state(state, source)  # keep-last 1: read each before the next
+            ros_node.spin_until(lambda n=n: len(modes) > n, what=f"the report at {t_ms} ms")
+        m = aw_vehicle.ControlModeReport
+        assert [r.mode for r in modes] == [m.AUTONOMOUS, m.MANUAL, m.DISENGAGED, m.AUTONOMOUS]
+        assert to_ns(modes[-1].stamp) == 20_000_000
+    finally:
+        ros_node.destroy_subscription(sub)

@@ -32,7 +32,9 @@ from vehicle_sim.nodes.conversions import stamp
 
 OK, WARN, ERROR = 0, 1, 2
 RTF_WARN_FRACTION = 0.9  # achieved / target real-time factor below this: WARN (a choice, above)
-_FAILING_KINDS = ("dropout", "freeze", "no_fix")  # the output is absent or stale: ERROR
+# ERROR: the output is absent or stale, or the vehicle no longer obeys its commands
+_FAILING_KINDS = ("dropout", "freeze", "no_fix", "brake_failure", "steering_stuck", "engine_cut",
+                  "tyre_blowout")
 
 
 @dataclass(frozen=True)

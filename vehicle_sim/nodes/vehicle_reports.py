@@ -57,26 +57,32 @@ class VehicleReports:
             ("turn_indicators_status", v.TurnIndicatorsReport),
             ("hazard_lights_status", v.HazardLightsReport))}
         self._next_ns = 0
+        self._last_ns = -1  # stamp of the last report sent
 
     def on_state(self, msg: VehicleState, source: str) -> None:
         """Publish the reports for ``msg`` when due; source: the arbiter's active source."""
         t_ns = conv.to_ns(msg.header.stamp)
+        if t_ns < self._last_ns:  # sim time went back (a new run): report from now on
+            self._next_ns = 0
         if t_ns < self._next_ns:
             return
-        self._next_ns = t_ns + int(1e9 / RATE_HZ)
+        self._next_ns, self._last_ns = t_ns + int(1e9 / RATE_HZ), t_ns
         v, stamp = AW_VEHICLE, msg.header.stamp
         velocity = v.VelocityReport(longitudinal_velocity=msg.twist.linear.x,
                                     lateral_velocity=msg.twist.linear.y,
                                     heading_rate=msg.twist.angular.z)
         velocity.header.stamp, velocity.header.frame_id = stamp, msg.child_frame_id
-        mode = (v.ControlModeReport.MANUAL if source == "driver"
-                else v.ControlModeReport.AUTONOMOUS)
+        # the rig's driver: MANUAL; a latched e-stop: DISENGAGED; else ready for the stack
+        mode = {"driver": v.ControlModeReport.MANUAL, "estop": v.ControlModeReport.DISENGAGED
+                }.get(source, v.ControlModeReport.AUTONOMOUS)
         reports = {
             "velocity_status": velocity,
             "steering_status": v.SteeringReport(stamp=stamp,
                                                 steering_tire_angle=msg.steering_angle),
-            "gear_status": v.GearReport(stamp=stamp,
-                                        report=gear_report(msg.gear, self.inputs.park)),
+            # PARK: a park request and the gear the vehicle engaged for it (neutral, handbrake);
+            # a driver who took over and drives reports the gear engaged
+            "gear_status": v.GearReport(stamp=stamp, report=gear_report(
+                msg.gear, self.inputs.park and msg.gear == 0)),
             "control_mode": v.ControlModeReport(stamp=stamp, mode=mode),
             "turn_indicators_status": v.TurnIndicatorsReport(
                 stamp=stamp, report=self.inputs.turn_indicators),
