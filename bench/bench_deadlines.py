@@ -9,6 +9,12 @@ In ONE run of this script, on the same machine:
     its SimStatus messages (each covers one 1 s window: p50, p99, max, cumulative overruns and
     steps), after ``--settle`` seconds of start-up;
 and each node process's CPU share at real time over the same window (/proc utime + stime).
+The bridge's platform loop likewise (issue 14: within 2x of a bare loop): its lateness
+from the node's periodic log line (``platform loop (last 10 s): ... p99 ... overruns N``, every
+``stats_period_s`` = 10 s of the bridge's BridgeNodeParams, read from the runner's output)
+against a bare loop at the bridge's rate (config/bridge.yaml: 100 Hz in the urban graph; same
+helpers and priority as (a)) run before and after the graph;
+each summarised per stats window (bare: one window per half), overrun rate as above.
 Both loops are summarised the same way: p50 = median of the 1 s windows' p50, p99 = mean of
 their p99 (the worst window is printed too), overrun rate = periods woken more than one period
 late / periods. Ratios graph/bare end the output; a bare overrun rate of 0 counts as one
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -34,8 +41,9 @@ PRIORITY = 20  # config/dynamics.yaml realtime_priority
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
 
-def bare_loop(seconds: float) -> dict:
-    """The bare loop (runs in the child process): 1 s windows of lateness, overruns, steps."""
+def bare_loop(seconds: float, period_s: float = PERIOD_S, window_steps: int = 1000) -> dict:
+    """The bare loop (runs in the child process): windows of ``window_steps`` periods (1 s at
+    1 kHz) of lateness, overruns, steps."""
     from vehicle_sim.core.realtime import (
         LatenessWindow,
         Pacer,
@@ -46,21 +54,67 @@ def bare_loop(seconds: float) -> dict:
     tighten_timer_slack()
     refused = set_realtime_priority(PRIORITY)
     window, windows = LatenessWindow(), []
-    pacer = Pacer(PERIOD_S)
-    steps = round(seconds / PERIOD_S)
+    pacer = Pacer(period_s)
+    steps = round(seconds / period_s)
     for k in range(1, steps + 1):
         window.add(pacer.wait())
-        if k % 1000 == 0:
+        if k % window_steps == 0:
             windows.append(window.percentiles())
             window.clear()
     return {"windows": windows, "overruns": pacer.overruns, "steps": steps,
             "fifo": not refused}
 
 
-def run_bare(seconds: float) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--bare", str(seconds)],
+def run_bare(seconds: float, rate_hz: float = 1.0 / PERIOD_S, window_s: float = 1.0) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--bare", str(seconds), "--rate",
+                          str(rate_hz), "--window", str(window_s)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bridge_rate_hz() -> float:
+    """The bridge's platform loop rate in the urban graph: config/bridge.yaml's
+    platform_rate_hz (100 Hz there: no platform attached), else BridgeNodeParams' 500 Hz."""
+    import yaml
+
+    from vehicle_sim.paths import config_path
+
+    data = yaml.safe_load(config_path("bridge.yaml").read_text()) or {}
+    return float(data.get("/**", {}).get("ros__parameters", {}).get("platform_rate_hz", 500.0))
+
+
+BRIDGE_STATS_S = 10.0  # BridgeNodeParams.stats_period_s: one log line per window
+_BRIDGE_LINE = re.compile(r"\[bridge\].*platform loop \(last [^)]*\): cycles (\d+), lateness p50 "
+                          r"(\d+) us p99 (\d+) us max (\d+) us, overruns (\d+)")
+
+
+class BridgeStats(threading.Thread):
+    """The bridge's platform loop log lines in the runner's output, with their arrival time:
+    (monotonic [s], cycles, p50 [s], p99 [s], max [s], cumulative overruns)."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.lines: list[tuple[float, int, float, float, float, int]] = []
+
+    def run(self) -> None:
+        for text in self.stream:
+            m = _BRIDGE_LINE.search(text)
+            if m:
+                c, p50, p99, worst, over = (int(g) for g in m.groups())
+                self.lines.append((time.monotonic(), c, p50 * 1e-6, p99 * 1e-6, worst * 1e-6,
+                                   over))
+
+    def between(self, t0: float, t1: float) -> dict:
+        """The whole stats windows inside [``t0``, ``t1``] (0.5 s of slack at the start, 1 s
+        of log delay at the end); counts from the line before the first of them."""
+        inside = [i for i, w in enumerate(self.lines)
+                  if w[0] - BRIDGE_STATS_S >= t0 - 0.5 and w[0] <= t1 + 1.0]
+        if not inside or inside[0] == 0:
+            return {"windows": [], "overruns": 0, "steps": 0}
+        base, last = self.lines[inside[0] - 1], self.lines[inside[-1]]
+        return {"windows": [self.lines[i][2:5] for i in inside], "overruns": last[5] - base[5],
+                "steps": last[1] - base[1]}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -125,7 +179,10 @@ def run_graph(seconds: float, settle_s: float, env: dict[str, str]) -> dict:
         proc = subprocess.Popen([runner, "--scenario", "urban", "--duration",
                                  f"{settle_s + seconds + 3:g}", "--record_dir", tmp,
                                  "--timeout", str(4 * (settle_s + seconds) + 120)],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        bridge = BridgeStats(proc.stdout)
+        bridge.start()
         while not watch.status or watch.status[-1][1].sim_time < settle_s:
             if proc.poll() is not None:
                 sys.exit("the urban graph ended before it settled")
@@ -134,15 +191,18 @@ def run_graph(seconds: float, settle_s: float, env: dict[str, str]) -> dict:
         cpu0, t0, first = {n: cpu_seconds(p) for n, p in pids.items()}, time.monotonic(), \
             len(watch.status)
         time.sleep(seconds)
+        t1 = time.monotonic()
         cpu = {n: (cpu_seconds(p) - cpu0[n]) / (time.monotonic() - t0) for n, p in pids.items()}
         last = len(watch.status)
         load = os.getloadavg()[0]
         proc.wait()
+        bridge.join(timeout=5.0)
     watch.close()
     window = [m for _, m in watch.status[first:last]]
     return {"windows": [(m.lateness_p50, m.lateness_p99, m.lateness_max) for m in window],
             "overruns": window[-1].overruns - window[0].overruns,
-            "steps": window[-1].steps - window[0].steps, "cpu": cpu, "load": load}
+            "steps": window[-1].steps - window[0].steps, "cpu": cpu, "load": load,
+            "bridge": bridge.between(t0, t1)}
 
 
 def summary(r: dict) -> tuple[float, float, float, float]:
@@ -152,11 +212,33 @@ def summary(r: dict) -> tuple[float, float, float, float]:
     return p50, statistics.fmean(p99s), max(p99s), r["overruns"] / max(r["steps"], 1)
 
 
-def line(name: str, r: dict) -> str:
+def line(name: str, r: dict, window: str = "1 s") -> str:
     p50, p99, worst, rate = summary(r)
-    return (f"{name}: lateness p50 {p50 * 1e6:.0f} us, p99 {p99 * 1e6:.0f} us (worst 1 s "
+    return (f"{name}: lateness p50 {p50 * 1e6:.0f} us, p99 {p99 * 1e6:.0f} us (worst {window} "
             f"window {worst * 1e6:.0f} us), overruns {r['overruns']} of {r['steps']} periods "
             f"({rate:.2%})")
+
+
+def ratio_text(loop: dict, bare: dict) -> tuple[str, str]:
+    """(overrun ratio, p99 ratio) of a loop against its bare loop, as printed."""
+    _, l99, _, lrate = summary(loop)
+    _, b99, _, brate = summary(bare)
+    floor = bare["overruns"] == 0
+    brate = max(brate, 1 / max(bare["steps"], 1))
+    return f"{'>=' if floor else ''}{lrate / brate:.2f}", f"{l99 / b99:.2f}"
+
+
+def bridge_ratios(bare: dict, bridge: dict, fifo: str, rate_hz: float) -> None:
+    print(line(f"bare {rate_hz:g} Hz loop ({fifo}, before and after the graph)", bare,
+               f"{bare['steps'] / max(len(bare['windows']), 1) / rate_hz:g} s"))
+    if not bridge["windows"]:
+        print("bridge platform loop: no stats line in the measured window (run --seconds >= "
+              f"{2 * BRIDGE_STATS_S:g})")
+        return
+    print(line(f"bridge {rate_hz:g} Hz platform loop, urban graph running", bridge,
+               f"{BRIDGE_STATS_S:g} s"))
+    over, p99 = ratio_text(bridge, bare)
+    print(f"bridge loop ratios bridge/bare: overruns {over}, p99 lateness {p99}")
 
 
 def main() -> None:
@@ -164,9 +246,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per loop")
     parser.add_argument("--settle", type=float, default=10.0, help="graph start-up to skip [s]")
     parser.add_argument("--bare", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--rate", type=float, default=1.0 / PERIOD_S, help=argparse.SUPPRESS)
+    parser.add_argument("--window", type=float, default=1.0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
-        print(json.dumps(bare_loop(args.bare)))
+        print(json.dumps(bare_loop(args.bare, 1.0 / args.rate,
+                                   max(1, round(args.window * args.rate)))))
         return
     from vehicle_sim import graph
 
@@ -180,12 +265,18 @@ def main() -> None:
     print(f"deadline bench: 1 kHz, {args.seconds:g} s per loop, {os.cpu_count()} CPUs, load "
           f"average {os.getloadavg()[0]:.1f}", flush=True)
     half = run_bare(args.seconds / 2)
+    bridge_hz = bridge_rate_hz()
+    half500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
     rclpy.init()
     g = run_graph(args.seconds, args.settle, base)
     rclpy.shutdown()
     rest = run_bare(args.seconds / 2)
+    rest500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
     bare = {"windows": half["windows"] + rest["windows"], "steps": half["steps"] + rest["steps"],
             "overruns": half["overruns"] + rest["overruns"]}
+    bare500 = {"windows": half500["windows"] + rest500["windows"],
+               "steps": half500["steps"] + rest500["steps"],
+               "overruns": half500["overruns"] + rest500["overruns"]}
     fifo = "SCHED_FIFO" if half["fifo"] else "normal scheduling (SCHED_FIFO refused)"
     print(line(f"bare sleep loop ({fifo}, before and after the graph)", bare))
     print(line(f"dynamics loop, urban graph running (load average {g['load']:.1f})", g))
@@ -194,6 +285,7 @@ def main() -> None:
         f"{n} {c:.2f}" for n, c in sorted(g["cpu"].items(), key=lambda x: -x[1]))
         + f"; graph total {total:.2f} of {os.cpu_count()}: {os.cpu_count() - total:.2f} free "
         f"({'>=' if os.cpu_count() - total >= 0.5 else '<'} half a core)")
+    bridge_ratios(bare500, g["bridge"], fifo, bridge_hz)
     b50, b99, _, brate = summary(bare)
     g50, g99, _, grate = summary(g)
     floor = bare["overruns"] == 0

@@ -1,12 +1,12 @@
 """Benchmark of the traffic node as a process: whole-city traffic at 20 Hz on a real-time /clock.
 
 Run (installed package, own ROS domain):
-    scripts/setup.sh; .venv/bin/python bench/bench_traffic_node.py [N ...]
+    scripts/setup.sh; .venv/bin/python bench/bench_traffic_node.py [N ...] [--seconds S]
 
 For each agent count N (default 1000 and 5000) a grid city with ~12.5 agents per block (as
 bench_traffic.py) is written to a temporary map, the traffic node is started in whole-city
 mode (no control zone, no ego, no markers) and this script publishes /clock every 1 ms in real
-time (like the dynamics node) for DURATION_S. Reported:
+time (like the dynamics node) for ``--seconds`` of sim time (default 20). Reported:
 - achieved step rate: TrafficAgentArray messages received per second of sim time vs 20 Hz, and
   steps whose stamp never arrived (skipped by catch-up or lost on the best-effort stream);
 - latency: wall time from the /clock tick that made a step due to the receipt of its agents;
@@ -16,6 +16,7 @@ time (like the dynamics node) for DURATION_S. Reported:
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import subprocess
@@ -92,7 +93,8 @@ def in_process(n: int, data: dict, node) -> dict[str, float]:
             "bytes": len(raw), "bytes_ref": len(serialize_message(msg))}
 
 
-def run_node(n: int, map_path: Path, params_path: Path, node) -> dict[str, float]:
+def run_node(n: int, map_path: Path, params_path: Path, node,
+             duration_s: float = DURATION_S) -> dict[str, float]:
     exe = Path(sys.executable).parent / "traffic_node"
     proc = subprocess.Popen([str(exe), "--ros-args", "-p", "use_sim_time:=true",
                              "-p", f"map_file:={map_path}", "-p", f"params_file:={params_path}",
@@ -113,7 +115,7 @@ def run_node(n: int, map_path: Path, params_path: Path, node) -> dict[str, float
     startup = time.perf_counter() - t_start
     due: dict[int, float] = {}
     t0, k = time.perf_counter(), 0
-    while k * TICK_NS < DURATION_S * 1e9:
+    while k * TICK_NS < duration_s * 1e9:
         k += 1
         deadline = t0 + k * TICK_NS * 1e-9  # absolute deadlines: /clock in real time
         while time.perf_counter() < deadline:
@@ -132,7 +134,7 @@ def run_node(n: int, map_path: Path, params_path: Path, node) -> dict[str, float
     lat = [received[t] - due[t] for t in due if t in received]
     timing = [line.split("]: ", 1)[1] for line in log.splitlines() if "core step p50" in line]
     skipped = int(timing[-1].split(" steps skipped")[0].rsplit(" ", 1)[1]) if timing else -1
-    return {"startup_s": startup, "rtf": DURATION_S / wall, "steps": len(due),
+    return {"startup_s": startup, "rtf": duration_s / wall, "steps": len(due),
             "received": len(received.keys() & due.keys()),
             "lat_p50_ms": 1e3 * np.median(lat) if lat else math.nan,
             "lat_p99_ms": 1e3 * np.percentile(lat, 99) if lat else math.nan,
@@ -140,18 +142,25 @@ def run_node(n: int, map_path: Path, params_path: Path, node) -> dict[str, float
 
 
 def main() -> None:
-    counts = [int(a) for a in sys.argv[1:]] or [1000, 5000]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("counts", type=int, nargs="*", default=[1000, 5000], help="agents")
+    parser.add_argument("--seconds", type=float, default=DURATION_S, help="sim time per count")
+    args = parser.parse_args()
+    counts, seconds = args.counts, args.seconds
+    # an own DDS domain on loopback (read at rclpy.init; the node process inherits it)
+    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 50))
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     rclpy.init()
     node = rclpy.create_node("bench_traffic_node")
     print(f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, /clock 1 kHz real time for "
-          f"{DURATION_S:g} s sim, traffic 20 Hz, whole-city mode, no ego; load average "
+          f"{seconds:g} s sim, traffic 20 Hz, whole-city mode, no ego; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         for n in counts:
             map_path, params_path, data = write_city(n, Path(tmp))
             ip = in_process(n, data, node)
-            r = run_node(n, map_path, params_path, node)
-            rate = r["received"] / DURATION_S
+            r = run_node(n, map_path, params_path, node, seconds)
+            rate = r["received"] / seconds
             print(f"\nN={ip['agents']}: node start {r['startup_s']:.1f} s; /clock achieved "
                   f"RTF {r['rtf']:.2f}")
             print(f"  step rate {rate:.1f} Hz of sim time vs 20 Hz ({rate / 20:.0%}); "
@@ -165,6 +174,7 @@ def main() -> None:
                   f"{ip['publish_raw_ms']:.2f} ms (node path) vs message objects "
                   f"{ip['build_ms']:.1f} ms + publish {ip['publish_ms']:.1f} ms; budget 50 ms")
             print(f"  node log: {r['node_log']}")
+            print(f"  load average after the run {os.getloadavg()[0]:.1f}")
     node.destroy_node()
     rclpy.shutdown()
 

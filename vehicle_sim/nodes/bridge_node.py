@@ -33,7 +33,13 @@ from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode
 from vehicle_sim.core.motion.steering import SteeringBridge
-from vehicle_sim.core.realtime import LatenessWindow, Pacer, tighten_timer_slack
+from vehicle_sim.core.realtime import (
+    LatenessWindow,
+    Pacer,
+    set_realtime_priority,
+    shorten_switch_interval,
+    tighten_timer_slack,
+)
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
 from vehicle_sim.nodes import conversions as conv
@@ -45,6 +51,13 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.stack_inputs import StackInputs, StackTopic
 from vehicle_sim.nodes.vehicle_reports import VehicleReports
 from vehicle_sim.paths import config_path
+
+# SCHED_FIFO priority of the platform loop thread in realtime mode, where permitted: a choice,
+# one level below the physics loop (config/dynamics.yaml realtime_priority 20) so the physics
+# wins a core both need; the executor thread runs one level below the loop (as the dynamics
+# node's), so a GIL it holds is handed back without queueing behind the machine's other work.
+# Measured by bench/bench_deadlines.py (README, Performance).
+LOOP_PRIORITY = 19
 
 _STATE = {Mode.NEUTRAL: MotionCue.STATE_NEUTRAL, Mode.SOFT_START: MotionCue.STATE_STARTING,
           Mode.ACTIVE: MotionCue.STATE_RUNNING, Mode.RETURNING: MotionCue.STATE_PARKING,
@@ -140,6 +153,8 @@ class BridgeNode(Node):
             if part is not None:
                 part.start()
         self._thread.start()
+        if self.p.mode == "realtime":  # this (executor) thread, after the others started
+            set_realtime_priority(LOOP_PRIORITY - 1)
 
     def stop(self) -> None:
         self._stop.set()
@@ -152,6 +167,11 @@ class BridgeNode(Node):
     # ---- platform loop thread --------------------------------------------------------------
     def _loop(self) -> None:
         tighten_timer_slack()
+        if self.p.mode == "realtime":  # the GIL within 0.2 ms, not CPython's 5 ms
+            shorten_switch_interval()
+            refused = set_realtime_priority(LOOP_PRIORITY)
+            if refused:
+                self.get_logger().info(f"platform loop: {refused}")
         period = self.p.stats_period_s
         next_stats = time.monotonic() + period
         self.pacer.reanchor()
