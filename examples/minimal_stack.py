@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""A minimal external autonomy stack for vehicle_sim, built only on standard interfaces.
+
+It imports no vehicle_sim module: rclpy, nav_msgs, ackermann_msgs, autoware_perception_msgs,
+lanelet2 and numpy. What it does:
+- loads the Lanelet2 export of the simulator's map (``vehicle_sim_export_map``; same origin);
+- routes with lanelet2.routing from the lanelet under the ego's first pose (``odom``) to the
+  lanelet under ``--goal x,y`` (map frame; default: around the first block of the urban grid);
+- follows the route's centreline with pure pursuit (look-ahead 5 m + 0.5 s * v, a common
+  choice for urban speeds) and commands speed and road-wheel angle as
+  ackermann_msgs/AckermannDriveStamped on ``ackermann_cmd`` (frame base_link, stamped with the
+  latest odometry stamp, i.e. simulation time);
+- stops before the stop line of a traffic_light regulatory element on its route while that
+  light group (TrafficLightGroupArray, group id = regulatory element id) is red, or amber when
+  it can still stop at a comfortable deceleration;
+- slows for a PredictedObject ahead in its lane (gap rule below).
+
+It is not a lockstep peer: with ``use_sim_time`` it computes a command for every 50 ms of
+simulation time of odometry it receives, and the bridge forwards stack commands as they arrive.
+
+    python3 minimal_stack.py --map urban.osm [--origin LAT,LON,ALT] [--goal X,Y]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import lanelet2
+import numpy as np
+import rclpy
+from ackermann_msgs.msg import AckermannDriveStamped
+from autoware_perception_msgs.msg import (
+    PredictedObjects,
+    TrafficLightElement,
+    TrafficLightGroupArray,
+)
+from lanelet2.io import Origin
+from lanelet2.projection import LocalCartesianProjector
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+PERIOD_NS = 50_000_000        # 20 Hz control in simulation time
+WHEELBASE_M = 2.58            # a choice: a mid-size car (the stack does not read vehicle files)
+MAX_STEER_RAD = 0.6
+LAT_ACCEL_MPS2 = 2.0          # comfortable lateral acceleration in turns (a choice)
+STOP_DECEL_MPS2 = 2.5         # planned braking to a stop line or a lead vehicle (a choice)
+AMBER_DECEL_MPS2 = 4.0        # amber: stop only if this deceleration suffices, else go on
+FRONT_M = 2.3                 # base_link (CG) to the front bumper, plus a margin
+STOP_MARGIN_M = 1.0           # front bumper this far before the stop line
+GAP_MIN_M = 6.0               # standstill gap to a lead object (front to its rear)
+TIME_GAP_S = 1.5              # gap rule: desired gap = GAP_MIN_M + TIME_GAP_S * v
+LANE_HALF_M = 1.75
+
+
+def load_route(path: str, origin: tuple[float, float, float], start_xy_yaw, goal_xy):
+    """Centreline polyline (N x 2), its arc lengths and the stop lines [(s, light id)]."""
+    projector = LocalCartesianProjector(Origin(*origin))
+    lmap, errors = lanelet2.io.loadRobust(path, projector)
+    if errors:
+        raise ValueError(f"{path}: {errors[0]}")
+    rules = lanelet2.traffic_rules.create(lanelet2.traffic_rules.Locations.Germany,
+                                          lanelet2.traffic_rules.Participants.Vehicle)
+    graph = lanelet2.routing.RoutingGraph(lmap, rules)
+    x, y, yaw = start_xy_yaw
+
+    def heading_error(ll, px, py) -> float:
+        c = np.array([[p.x, p.y] for p in ll.centerline])
+        i = int(np.argmin(np.hypot(c[:, 0] - px, c[:, 1] - py)))
+        a, b = c[max(i - 1, 0)], c[min(i + 1, len(c) - 1)]
+        d = math.atan2(b[1] - a[1], b[0] - a[0]) - yaw
+        return abs(math.atan2(math.sin(d), math.cos(d)))
+
+    def under(px, py, want_heading: bool):
+        near = lanelet2.geometry.findNearest(lmap.laneletLayer, lanelet2.core.BasicPoint2d(px, py),
+                                             6)
+        inside = [ll for dist, ll in near if dist < 0.01]
+        if want_heading:
+            inside = [ll for ll in inside if heading_error(ll, px, py) < 0.5]
+        if not inside:
+            raise ValueError(f"no lanelet at ({px:.1f}, {py:.1f})")
+        return inside[0]
+
+    start, goal = under(x, y, True), under(*goal_xy, False)
+    route = graph.getRoute(start, goal)
+    if route is None:
+        raise ValueError(f"no route from lanelet {start.id} to lanelet {goal.id}")
+    points, stops = [], []
+    for ll in route.shortestPath():
+        c = [(p.x, p.y) for p in ll.centerline]
+        points.extend(c[1:] if points else c)
+        for reg in ll.trafficLights():
+            line = reg.stopLine
+            if line is not None:
+                stops.append(((line[0].x + line[-1].x) / 2, (line[0].y + line[-1].y) / 2,
+                              reg.id))
+    raw = np.array(points)
+    s_raw = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(raw, axis=0).T))])
+    s = np.arange(0.0, s_raw[-1], 0.5)  # resampled every 0.5 m
+    xy = np.column_stack([np.interp(s, s_raw, raw[:, 0]), np.interp(s, s_raw, raw[:, 1])])
+    # the route ends at the goal point (its nearest point in the goal lanelet's last 150 m)
+    tail = max(len(s) - 300, 0)
+    end = tail + int(np.argmin(np.hypot(xy[tail:, 0] - goal_xy[0], xy[tail:, 1] - goal_xy[1])))
+    xy, s = xy[:end + 1], s[:end + 1]
+    stop_s = [(float(s[np.argmin(np.hypot(xy[:, 0] - sx, xy[:, 1] - sy))]), rid)
+              for sx, sy, rid in stops
+              if np.min(np.hypot(xy[:, 0] - sx, xy[:, 1] - sy)) < LANE_HALF_M]
+    return xy, s, sorted(stop_s)
+
+
+class MinimalStack(Node):
+    def __init__(self, args):
+        super().__init__("minimal_stack",
+                         parameter_overrides=[Parameter("use_sim_time", value=True)])
+        self.args = args
+        self.route = None
+        self.i = 0                      # index of the route point nearest the ego
+        self.last_ns = -PERIOD_NS
+        self.lights: dict[int, int] = {}  # group id -> colour
+        self.objects: list[tuple[float, float, float]] = []  # x, y, half length
+        self.stopping_for = None
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        self.pub = self.create_publisher(AckermannDriveStamped, "ackermann_cmd", reliable)
+        self.create_subscription(Odometry, "odom", self.on_odom, reliable)
+        self.create_subscription(PredictedObjects, args.objects_topic, self.on_objects, reliable)
+        self.create_subscription(TrafficLightGroupArray, args.lights_topic, self.on_lights,
+                                 reliable)
+
+    def on_lights(self, msg) -> None:
+        for g in msg.traffic_light_groups:
+            circles = [e.color for e in g.elements if e.shape == TrafficLightElement.CIRCLE]
+            self.lights[g.traffic_light_group_id] = circles[0] if circles else 0
+
+    def on_objects(self, msg) -> None:
+        self.objects = [(o.kinematics.initial_pose_with_covariance.pose.position.x,
+                         o.kinematics.initial_pose_with_covariance.pose.position.y,
+                         o.shape.dimensions.x / 2) for o in msg.objects]
+
+    def on_odom(self, msg) -> None:
+        t_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if t_ns - self.last_ns < PERIOD_NS:
+            return
+        self.last_ns = t_ns
+        p, q = msg.pose.pose.position, msg.pose.pose.orientation
+        yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+        v = msg.twist.twist.linear.x
+        if self.route is None:
+            try:
+                self.route = load_route(self.args.map, self.args.origin, (p.x, p.y, yaw),
+                                        self.args.goal)
+            except (ValueError, RuntimeError) as exc:
+                self.get_logger().error(f"minimal_stack: {exc}")
+                raise SystemExit(2) from None
+            xy, s, stops = self.route
+            self.get_logger().info(f"route {s[-1]:.0f} m, lights at "
+                                   f"{[(round(a), b) for a, b in stops]}")
+        speed, steer = self.control(p.x, p.y, yaw, v)
+        cmd = AckermannDriveStamped()
+        cmd.header.stamp, cmd.header.frame_id = msg.header.stamp, "base_link"
+        cmd.drive.speed, cmd.drive.steering_angle = float(speed), float(steer)
+        self.pub.publish(cmd)
+
+    def control(self, x: float, y: float, yaw: float, v: float) -> tuple[float, float]:
+        xy, s, stops = self.route
+        window = slice(self.i, min(self.i + 200, len(xy)))
+        self.i += int(np.argmin(np.hypot(xy[window, 0] - x, xy[window, 1] - y)))
+        s_ego = s[self.i]
+        # pure pursuit: the route point one look-ahead ahead, in base_link
+        look_m = 5.0 + 0.5 * max(v, 0.0)
+        j = min(int(np.searchsorted(s, s_ego + look_m)), len(xy) - 1)
+        dx, dy = xy[j, 0] - x, xy[j, 1] - y
+        alpha = math.atan2(dy, dx) - yaw
+        dist = max(math.hypot(dx, dy), 1.0)
+        steer = math.atan(2.0 * WHEELBASE_M * math.sin(alpha) / dist)
+        steer = max(-MAX_STEER_RAD, min(MAX_STEER_RAD, steer))
+        # speed: cruise, curvature ahead (3-point heading change over the next 20 m)
+        speed = self.args.cruise
+        k_end = min(int(np.searchsorted(s, s_ego + 20.0)), len(xy) - 2)
+        if k_end > self.i + 1:
+            seg = np.diff(xy[self.i:k_end + 2], axis=0)
+            h = np.unwrap(np.arctan2(seg[:, 1], seg[:, 0]))
+            kappa = np.abs(np.diff(h)) / np.maximum(np.hypot(*seg[1:].T), 1e-3)
+            speed = min(speed, math.sqrt(LAT_ACCEL_MPS2 / max(float(kappa.max()), 1e-3)))
+        speed = min(speed, self.brake_to(s[-1] - s_ego - FRONT_M))       # the goal
+        speed = min(speed, self.light_limit(s_ego, v))
+        speed = min(speed, self.gap_limit(x, y, s_ego, v))
+        return max(speed, 0.0), steer
+
+    @staticmethod
+    def brake_to(dist_m: float) -> float:
+        """Speed from which STOP_DECEL_MPS2 stops within dist_m (0 at or past it)."""
+        return math.sqrt(2.0 * STOP_DECEL_MPS2 * dist_m) if dist_m > 0.3 else 0.0
+
+    def light_limit(self, s_ego: float, v: float) -> float:
+        _, _, stops = self.route
+        for s_stop, rid in stops:
+            d = s_stop - s_ego - FRONT_M - STOP_MARGIN_M
+            if d < -STOP_MARGIN_M:
+                continue  # behind the front bumper: passed
+            colour = self.lights.get(rid, TrafficLightElement.UNKNOWN)
+            must = colour == TrafficLightElement.RED or (
+                colour == TrafficLightElement.AMBER and (self.stopping_for == rid
+                                                        or v * v < 2 * AMBER_DECEL_MPS2 * d))
+            if must and self.stopping_for != rid:
+                self.get_logger().info(f"stopping for light {rid} ({d:.1f} m ahead)")
+            self.stopping_for = rid if must else None
+            return self.brake_to(d) if must else math.inf
+        return math.inf
+
+    def gap_limit(self, x: float, y: float, s_ego: float, v: float) -> float:
+        xy, s, _ = self.route
+        ahead = slice(self.i, min(int(np.searchsorted(s, s_ego + 60.0)) + 1, len(xy)))
+        limit = math.inf
+        for ox, oy, half in self.objects:
+            d = np.hypot(xy[ahead, 0] - ox, xy[ahead, 1] - oy)
+            k = int(np.argmin(d))
+            if d[k] > LANE_HALF_M or k == 0:
+                continue  # not in the lane of the route ahead
+            gap = s[self.i + k] - s_ego - FRONT_M - half
+            limit = min(limit, self.brake_to(gap - GAP_MIN_M - TIME_GAP_S * 0.5 * v))
+        return limit
+
+
+def _xy(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not comma-separated numbers") from None
+    if not all(math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: not finite")
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--map", required=True, help="Lanelet2 OSM export of the map")
+    parser.add_argument("--origin", type=_xy, default=(0.0, 0.0, 0.0),
+                        help="LAT,LON,ALT of the map frame origin, as given to the export")
+    parser.add_argument("--goal", type=_xy, default=(-1.75, 80.0),
+                        help="X,Y of the goal in the map frame [m]; the ego stops there "
+                        "(default: around the first block of the urban grid, three left "
+                        "turns from the urban scenario's start)")
+    parser.add_argument("--cruise", type=float, default=8.0, help="cruise speed [m/s]")
+    parser.add_argument("--objects_topic", default="/perception/object_recognition/objects")
+    parser.add_argument("--lights_topic",
+                        default="/perception/traffic_light_recognition/traffic_signals")
+    args, ros_args = parser.parse_known_args(argv)
+    if len(args.origin) != 3 or len(args.goal) != 2:
+        print("minimal_stack: --origin needs LAT,LON,ALT and --goal X,Y", file=sys.stderr)
+        return 2
+    rclpy.init(args=ros_args)
+    node = MinimalStack(args)
+    code = 0
+    try:
+        rclpy.spin(node)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

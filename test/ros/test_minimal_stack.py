@@ -1,0 +1,128 @@
+"""Proof (issue 12): an external stack with no vehicle_sim code of its own drives the ego.
+
+The urban graph without its ego_driver runs in lockstep (`urban_stack`); examples/minimal_stack.py
+runs as a separate process on the same ROS_DOMAIN_ID with only standard interfaces (odometry,
+the Lanelet2 export, Autoware perception objects and light groups, Ackermann commands). The
+run's recording says what happened: the ego went around the block, stopped before the stop line
+of a red light, and had no accident."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+mcap_ros2 = pytest.importorskip("mcap_ros2.reader", reason="mcap-ros2-support not installed")
+pytest.importorskip("lanelet2", reason="the test extra installs lanelet2")
+pytest.importorskip("ackermann_msgs.msg", reason="the set-up builds ackermann_msgs")
+pytest.importorskip("autoware_perception_msgs.msg", reason="the set-up builds Autoware's msgs")
+
+BIN = Path(sys.executable).parent
+STACK = Path(__file__).resolve().parents[2] / "examples" / "minimal_stack.py"
+DURATION_S = 90               # the light is red 28-60 s, then ~50 m behind traffic to the goal
+SEED = 3
+LIGHT = "tl1_1_2:v1_0_f0"      # northbound on v1_0_f0 (x = 101.75), before junction j1_1
+QUEUE_M = 30.0                 # a stop behind cars queued at the line counts (gap rule)
+# three sides of the block: east on h0_0_f0, north on v1_0_f0 (the light), west on h1_0_b0 to
+# GOAL (the stack's default goal, a loop on to v0_0_b0, needs ~25 s of simulation more)
+GOAL = (60.0, 101.75)
+CHECKPOINTS = ((50.0, -1.75), (101.75, 50.0), (80.0, 101.75))
+FRONT_M = 2.1                  # medium_car: CG to the front bumper (vehicles/medium_car.yaml)
+STATE_RED = 2                  # vehicle_sim/TrafficLight.STATE_RED (msg/TrafficLight.msg)
+
+
+def stop_line_y() -> float:
+    """The light's stop line on its lane (the map's signal; the Lanelet2 export's stop line)."""
+    from vehicle_sim.core.traffic.mapfile import load_map
+    from vehicle_sim.core.traffic.network import Network
+    from vehicle_sim.paths import config_path
+    path = config_path("maps/urban_grid.yaml")
+    net = Network(load_map(path), str(path))
+    lane = net.lane_names.index(LIGHT.split(":")[1])
+    s_m = next(sg.s_m for sg in net.signals(lane) if sg.light == LIGHT)
+    return net.point(lane, s_m)[1]
+
+
+def recorded(path: Path) -> dict[str, list]:
+    out: dict[str, list] = {"/vehicle/state": [], "/traffic/lights": [], "/accidents": []}
+    with path.open("rb") as f:
+        for m in mcap_ros2.read_ros2_messages(f, topics=list(out)):
+            out[m.channel.topic].append(m.ros_msg)
+    return out
+
+
+def to_s(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("stack")
+    osm = tmp / "urban.osm"
+    subprocess.run([str(BIN / "vehicle_sim_export_map"), "maps/urban_grid.yaml", "--out",
+                    str(osm)], check=True, capture_output=True, timeout=60)
+    sim = subprocess.Popen([str(BIN / "vehicle_sim_run"), "--scenario", "urban_stack",
+                            "--mode", "lockstep", "--duration", str(DURATION_S), "--seed",
+                            str(SEED), "--record", "true", "--record_dir", str(tmp),
+                            "--timeout", "240"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    stack = subprocess.Popen([sys.executable, str(STACK), "--map", str(osm), "--goal",
+                              f"{GOAL[0]},{GOAL[1]}"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        sim_out = sim.communicate(timeout=300)[0]
+    finally:
+        stack.send_signal(signal.SIGINT)
+        try:
+            stack_out = stack.communicate(timeout=20)[0]
+        except subprocess.TimeoutExpired:
+            stack.kill()
+            stack_out = stack.communicate()[0]
+    assert sim.returncode == 0, sim_out[-3000:]
+    (mcap,) = tmp.glob("*.mcap")
+    return recorded(mcap), sim_out + stack_out
+
+
+def test_the_stack_drives_the_ego_around_the_block(run):
+    topics, log = run
+    states = topics["/vehicle/state"]
+    xy = np.array([(m.pose.position.x, m.pose.position.y) for m in states])
+    distance_m = float(np.sum(np.hypot(*np.diff(xy, axis=0).T)))
+    print(f"distance driven: {distance_m:.1f} m, end at {xy[-1].round(2)}")
+    assert distance_m > 190.0, log[-3000:]
+    passed = [int(np.argmax(np.hypot(xy[:, 0] - cx, xy[:, 1] - cy) < 3.0)) for cx, cy in
+              CHECKPOINTS]
+    near = [bool(np.min(np.hypot(xy[:, 0] - cx, xy[:, 1] - cy)) < 3.0) for cx, cy in
+            CHECKPOINTS]
+    assert all(near), (near, log[-3000:])
+    assert passed == sorted(passed), passed
+    # stopped at the goal: the stack aims its CG 2.3 m before it; measured 2.3 m past it after
+    # braking from 7.3 m/s (the speed controller lags the stack's 2.5 m/s^2 profile)
+    assert abs(xy[-1, 1] - GOAL[1]) < 1.0 and abs(xy[-1, 0] - GOAL[0]) < 5.0, xy[-1]
+    assert states[-1].twist.linear.x < 0.2  # stopped at the goal
+
+
+def test_the_stack_stopped_before_the_stop_line_while_the_light_was_red(run):
+    topics, log = run
+    stop_y = stop_line_y()
+    red = np.array([to_s(msg.header.stamp) for msg in topics["/traffic/lights"]
+                    for light in msg.lights
+                    if light.id == LIGHT and light.state == STATE_RED])
+    stopped = [(to_s(m.header.stamp), m.pose.position.y) for m in topics["/vehicle/state"]
+               if abs(m.pose.position.x - 101.75) < 1.0 and 40.0 < m.pose.position.y < stop_y
+               and abs(m.twist.linear.x) < 0.2]
+    # stopped while the light was red (its newest state at most one 50 ms traffic step old)
+    at_red = [(t, y) for t, y in stopped if red.size and np.min(np.abs(red - t)) <= 0.06]
+    assert at_red, f"no stop at {LIGHT} while red; {log[-3000:]}"
+    front = max(y for _, y in at_red) + FRONT_M
+    print(f"stopped at red: front bumper {stop_y - front:.2f} m before the stop line")
+    assert stop_y - QUEUE_M < front <= stop_y, (front, stop_y)
+
+
+def test_the_ego_had_no_accident(run):
+    topics, _ = run
+    ego = [m for m in topics["/accidents"] if "ego" in (m.actor, m.victim)]
+    assert not ego, ego
