@@ -269,3 +269,24 @@ def test_autoware_acceleration_is_along_the_direction_of_travel_in_reverse():
         command, problem = inputs.command(topic["autoware"], cmd)
         out.append(command.values)
     assert all(c.gear == -1 and c.throttle > 0.0 and c.brake == 0.0 for c in out), out
+
+
+def test_ackermann_acceleration_zero_means_as_quickly_as_possible():
+    """ackermann_msgs: acceleration 0 is no limit (the vehicle's own), not a comfort default."""
+    from ackermann_msgs.msg import AckermannDriveStamped
+
+    from vehicle_sim.core.controls import ControlLimits
+    from vehicle_sim.core.vehicle.params import VehicleParams
+    from vehicle_sim.nodes.stack_inputs import StackInputs
+
+    def first_throttle(accel_mps2: float) -> float:
+        inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
+                             ControlLimits(0.5, 1), lambda line: None)
+        inputs.on_state(0.0, 0.0, 10_000_000)
+        msg = AckermannDriveStamped()
+        msg.header.frame_id = "base_link"
+        msg.header.stamp.nanosec = 10_000_000
+        msg.drive.speed, msg.drive.acceleration = 10.0, accel_mps2
+        topic = next(t for t in inputs.topics if t.name == "ackermann")
+        return inputs.command(topic, msg)[0].values.throttle
+    assert first_throttle(0.0) == 1.0 > first_throttle(3.0)

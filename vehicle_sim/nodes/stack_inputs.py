@@ -192,9 +192,12 @@ class StackInputs:
         d = msg.drive
         fields = {f"ackermann_cmd drive.{k}": getattr(d, k) for k in
                   ("steering_angle", "steering_angle_velocity", "speed", "acceleration")}
+        # AckermannDrive: acceleration and steering_angle_velocity 0 mean "as quickly as
+        # possible" (ackermann_msgs): the vehicle's own limits, no rate limit
         return self._setpoint("ackermann", fields, lambda: Setpoint(
-            speed_mps=d.speed, accel_limit_mps2=abs(d.acceleration), steer_rad=d.steering_angle,
-            steer_rate_radps=abs(d.steering_angle_velocity)), self._header(msg.header))
+            speed_mps=d.speed, accel_limit_mps2=abs(d.acceleration) or math.inf,
+            steer_rad=d.steering_angle, steer_rate_radps=abs(d.steering_angle_velocity)),
+            self._header(msg.header))
 
     def _autoware(self, msg) -> Validated:
         lon, lat = msg.longitudinal, msg.lateral
