@@ -154,7 +154,9 @@ class BridgeNode(Node):
                 part.start()
         self._thread.start()
         if self.p.mode == "realtime":  # this (executor) thread, after the others started
-            set_realtime_priority(LOOP_PRIORITY - 1)
+            refused = set_realtime_priority(LOOP_PRIORITY - 1)
+            if refused:
+                self.get_logger().info(f"executor thread: {refused}")
 
     def stop(self) -> None:
         self._stop.set()

@@ -156,7 +156,9 @@ class DynamicsNode(Node):
                 # this executor thread one FIFO level below the physics: when it holds the GIL
                 # the physics waits for, it gets a core at once instead of queueing behind the
                 # machine's other work (priority inversion); it sleeps in rcl_wait otherwise
-                set_realtime_priority(self.p.realtime_priority - 1)
+                refused = set_realtime_priority(self.p.realtime_priority - 1)
+                if refused:
+                    self.get_logger().info(f"executor thread: {refused}")
             self._thread.start()
 
     def stop(self) -> None:
