@@ -30,6 +30,16 @@ def ros_node():
     rclpy.shutdown(context=context)
 
 
+@pytest.fixture(scope="module")
+def warm_traffic():
+    """The traffic kernels compiled (or loaded from numba's on-disk cache) once, in this
+    process, before a module starts traffic nodes: they then start from a warm cache."""
+    from vehicle_sim.core.traffic.sim import TrafficSim
+    from vehicle_sim.paths import config_path
+    sim = TrafficSim.from_files(config_path("maps/urban_grid.yaml"))
+    sim.step(0.05, (50.0, -1.75, 0.0, 5.0))
+
+
 # waits stretch by this factor on slow machines, e.g. an emulated VM (scripts/vm_uinput.sh)
 TIME_SCALE = float(os.environ.get("VSIM_TEST_TIME_SCALE", "1"))
 

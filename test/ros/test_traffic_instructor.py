@@ -36,12 +36,7 @@ SIM = {"use_sim_time": True, "publish_markers": False}
 AGENT_MU = 1.0489  # TrafficParams vehicle friction_mu (CommonRoad vehicle 1)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def warm_numba():
-    """Compile (or load from the on-disk cache) the traffic kernels once in this process."""
-    from vehicle_sim.core.traffic.sim import TrafficSim
-    sim = TrafficSim.from_files(config_path("maps/urban_grid.yaml"))
-    sim.step(0.05, (50.0, -1.75, 0.0, 5.0))
+pytestmark = pytest.mark.usefixtures("warm_traffic")  # test/ros/conftest.py
 
 
 class Rig:

@@ -47,13 +47,7 @@ def city_params(tmp_path: Path, agents: int, **extra) -> str:
     return str(path)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def warm_numba():
-    """Compile (or load from the on-disk cache) the core's kernels once, in this process, so
-    node processes do not spend their first step compiling."""
-    from vehicle_sim.core.traffic.sim import TrafficSim
-    sim = TrafficSim.from_files(config_path("maps/urban_grid.yaml"))
-    sim.step(0.05, (50.0, -1.75, 0.0, 5.0))
+pytestmark = pytest.mark.usefixtures("warm_traffic")  # test/ros/conftest.py
 
 
 
