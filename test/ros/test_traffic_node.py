@@ -192,8 +192,11 @@ def test_agents_spawn_in_the_control_zone_around_the_ego_with_markers(rig, start
     assert t_markers == 9 * DT
     agents = next(msg.agents for msg in rig.agents if to_ns(msg.header.stamp) == t_markers)
     assert m[0].action == Marker.DELETEALL and m[-1].type == Marker.SPHERE_LIST
-    boxes = [b for b in m if b.type == Marker.CUBE]
+    boxes = [b for b in m if b.type == Marker.CUBE and b.ns == "traffic_agents"]
     assert len(boxes) == len(agents) and all(b.header.frame_id == "map" for b in boxes)
+    (own,) = [b for b in m if b.ns == "ego"]  # the ego's box, where its state put it
+    assert (own.type, own.pose.position.x, own.pose.position.y) == (Marker.CUBE, *ego[:2])
+    assert (own.scale.x, own.scale.y) == (4.298, 1.674)  # medium_car.yaml
     assert {(round(b.pose.position.x, 6), round(b.pose.position.y, 6)) for b in boxes} == \
         {(round(a.pose.position.x, 6), round(a.pose.position.y, 6)) for a in agents}
     assert len(m[-1].points) == 22 and len(m[-1].colors) == 22

@@ -250,10 +250,15 @@ _PROFILE_RGB = {0: (0.9, 0.2, 0.1), 1: (0.2, 0.4, 0.9), 2: (0.2, 0.75, 0.3)}
 _LIGHT_RGB = {0: (0.0, 0.9, 0.0), 1: (1.0, 0.8, 0.0), 2: (0.9, 0.0, 0.0), -1: (0.3, 0.3, 0.3)}
 
 
+EGO_RGB = (1.0, 0.55, 0.0)  # the ego's box: orange, apart from every agent profile
+
+
 def markers_msg(a: dict[str, np.ndarray], light_xy: np.ndarray, light_states: np.ndarray,
-                t_ns: int, frame: str, lifetime_s: float) -> MarkerArray:
-    """Boxes for agents (CUBE per agent, coloured by profile, dark when stopped, grey ghosts)
-    and spheres for vehicle lights; a DELETEALL first so vanished agents disappear."""
+                t_ns: int, frame: str, lifetime_s: float,
+                ego_box: tuple[float, float, float, float, float] | None = None) -> MarkerArray:
+    """Boxes for agents (CUBE per agent, coloured by profile, dark when stopped, grey ghosts),
+    the ego's box (``ego_box``: x, y [m], yaw [rad], length, width [m]; None: none) and spheres
+    for vehicle lights; a DELETEALL first so vanished agents disappear."""
     stamp = conv.stamp(t_ns)
     life = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1.0) * 1e9))
     out = [Marker(action=Marker.DELETEALL, ns="traffic_agents")]
@@ -271,6 +276,16 @@ def markers_msg(a: dict[str, np.ndarray], light_xy: np.ndarray, light_states: np
         rgb = (0.6, 0.6, 0.6) if ghost else _PROFILE_RGB[prof]
         k = 0.5 if abs(u) < STOPPED_BELOW_MPS else 1.0
         m.color = ColorRGBA(r=rgb[0] * k, g=rgb[1] * k, b=rgb[2] * k, a=0.4 if ghost else 1.0)
+        out.append(m)
+    if ego_box is not None:
+        x, y, yaw, length, width = ego_box
+        m = Marker(ns="ego", id=0, type=Marker.CUBE, action=Marker.ADD, lifetime=life)
+        m.header.stamp, m.header.frame_id = stamp, frame
+        m.pose.position = Point(x=x, y=y, z=0.75)
+        m.pose.orientation = Quaternion(x=0.0, y=0.0, z=math.sin(0.5 * yaw),
+                                        w=math.cos(0.5 * yaw))
+        m.scale.x, m.scale.y, m.scale.z = length, width, 1.5
+        m.color = ColorRGBA(r=EGO_RGB[0], g=EGO_RGB[1], b=EGO_RGB[2], a=1.0)
         out.append(m)
     lights = Marker(ns="traffic_lights", id=0, type=Marker.SPHERE_LIST, action=Marker.ADD,
                     lifetime=life)

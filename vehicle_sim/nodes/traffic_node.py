@@ -126,6 +126,8 @@ class TrafficNode(Node):
         self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", qos.LIGHTS)
         self.pub_markers = self.create_publisher(MarkerArray, "traffic/markers", qos.STATE) \
             if self.p.publish_markers else None
+        chassis = load_vehicle(config_path(self.p.ego_vehicle_file)).chassis
+        self.ego_size_m = (chassis.length_m, chassis.width_m)  # the ego's box in the markers
         if self.p.publish_markers:  # the map once, latched (lanes, static objects, signals)
             self.pub_map = self.create_publisher(MarkerArray, map_markers.TOPIC, qos.LATCHED)
             self.pub_map.publish(map_markers.map_markers_msg(self.sim.network, self.p.frame_id))
@@ -264,7 +266,8 @@ class TrafficNode(Node):
             self._next_markers_ns = t_ns + round(1e9 / self.p.markers_rate_hz)
             self.pub_markers.publish(tm.markers_msg(
                 a, self.light_xy, self.sim.light_states()[1], t_ns, self.p.frame_id,
-                lifetime_s=2.0 / self.p.markers_rate_hz))
+                lifetime_s=2.0 / self.p.markers_rate_hz,
+                ego_box=None if self.ego is None else (*self.ego[:3], *self.ego_size_m)))
         self._report_timing(core - start, time.perf_counter() - core, len(a["uid"]))
 
     def _ego_at(self, t_ns: int) -> None:
