@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sys
 
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, NavSatFix
@@ -31,6 +30,7 @@ from vehicle_sim.msg import (
 )
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import to_ns
+from vehicle_sim.nodes.main import run
 
 MAP_REPEAT_S = 2.0  # [s] wall: the map scene again, for a client that connected later (a choice)
 IMU_RATE_HZ = 50.0  # [Hz] sim time: IMU samples forwarded (a choice: a plot, not the full rate)
@@ -131,23 +131,12 @@ def main(args: list[str] | None = None) -> int:
         print("vehicle_sim_live: needs foxglove-sdk (pip install 'vehicle_sim[live]')",
               file=sys.stderr)
         return 2
-    rclpy.init(args=args)
-    try:
-        node = LiveView(foxglove)
-    except (ValueError, RuntimeError, OSError) as exc:
-        print(f"vehicle_sim_live: refusing to start: {exc}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.stop()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    def make() -> LiveView:
+        try:
+            return LiveView(foxglove)
+        except (RuntimeError, OSError) as exc:  # e.g. the port is taken: refused, exit 2
+            raise ValueError(str(exc)) from exc
+    # the nodes' own start, signal handling and bounded clean-up (a SIGINT from ros2 launch
+    # during rclpy.spin gave a traceback)
+    return run(make, "live_view", args)
