@@ -17,6 +17,9 @@ lanelet2 and numpy. What it does:
 
 It is not a lockstep peer: with ``use_sim_time`` it computes a command for every 50 ms of
 simulation time of odometry it receives, and the bridge forwards stack commands as they arrive.
+Assumptions kept simple on purpose: map = odom (the simulator's default ``odom_in_map``; a stack
+for an offset map -> odom would read it from /tf_static) and base_link at the CG (the default
+``base_link:=cg``; FRONT_M below).
 
     python3 minimal_stack.py --map urban.osm [--origin LAT,LON,ALT] [--goal X,Y]
 """
@@ -38,6 +41,7 @@ from autoware_perception_msgs.msg import (
 from lanelet2.io import Origin
 from lanelet2.projection import LocalCartesianProjector
 from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -48,22 +52,27 @@ MAX_STEER_RAD = 0.6
 LAT_ACCEL_MPS2 = 2.0          # comfortable lateral acceleration in turns (a choice)
 STOP_DECEL_MPS2 = 2.5         # planned braking to a stop line or a lead vehicle (a choice)
 AMBER_DECEL_MPS2 = 4.0        # amber: stop only if this deceleration suffices, else go on
-FRONT_M = 2.3                 # base_link (CG) to the front bumper, plus a margin
+FRONT_M = 2.3                 # base_link (CG: run the sim with base_link:=cg) to the front
+                              # bumper, plus a margin
 STOP_MARGIN_M = 1.0           # front bumper this far before the stop line
 GAP_MIN_M = 6.0               # standstill gap to a lead object (front to its rear)
-TIME_GAP_S = 1.5              # gap rule: desired gap = GAP_MIN_M + TIME_GAP_S * v
+TIME_GAP_S = 0.75             # gap rule: desired gap = GAP_MIN_M + TIME_GAP_S * v
 LANE_HALF_M = 1.75
 
 
-def load_route(path: str, origin: tuple[float, float, float], start_xy_yaw, goal_xy):
-    """Centreline polyline (N x 2), its arc lengths and the stop lines [(s, light id)]."""
+def load_map(path: str, origin: tuple[float, float, float]):
+    """The Lanelet2 map and its routing graph for vehicles (loaded once, at start)."""
     projector = LocalCartesianProjector(Origin(*origin))
     lmap, errors = lanelet2.io.loadRobust(path, projector)
     if errors:
         raise ValueError(f"{path}: {errors[0]}")
     rules = lanelet2.traffic_rules.create(lanelet2.traffic_rules.Locations.Germany,
                                           lanelet2.traffic_rules.Participants.Vehicle)
-    graph = lanelet2.routing.RoutingGraph(lmap, rules)
+    return lmap, lanelet2.routing.RoutingGraph(lmap, rules)
+
+
+def plan_route(lmap, graph, start_xy_yaw, goal_xy):
+    """Centreline polyline (N x 2), its arc lengths and the stop lines [(s, light id)]."""
     x, y, yaw = start_xy_yaw
 
     def heading_error(ll, px, py) -> float:
@@ -115,12 +124,15 @@ class MinimalStack(Node):
         super().__init__("minimal_stack",
                          parameter_overrides=[Parameter("use_sim_time", value=True)])
         self.args = args
+        # the map and its routing graph before anything else: the first odometry only routes
+        self.lmap, self.graph = load_map(args.map, args.origin)
         self.route = None
         self.i = 0                      # index of the route point nearest the ego
         self.last_ns = -PERIOD_NS
         self.lights: dict[int, int] = {}  # group id -> colour
         self.objects: list[tuple[float, float, float]] = []  # x, y, half length
         self.stopping_for = None
+        self.get_logger().info(f"map loaded: {args.map}")
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.pub = self.create_publisher(AckermannDriveStamped, "ackermann_cmd", reliable)
         self.create_subscription(Odometry, "odom", self.on_odom, reliable)
@@ -148,7 +160,7 @@ class MinimalStack(Node):
         v = msg.twist.twist.linear.x
         if self.route is None:
             try:
-                self.route = load_route(self.args.map, self.args.origin, (p.x, p.y, yaw),
+                self.route = plan_route(self.lmap, self.graph, (p.x, p.y, yaw),
                                         self.args.goal)
             except (ValueError, RuntimeError) as exc:
                 self.get_logger().error(f"minimal_stack: {exc}")
@@ -219,7 +231,7 @@ class MinimalStack(Node):
             if d[k] > LANE_HALF_M or k == 0:
                 continue  # not in the lane of the route ahead
             gap = s[self.i + k] - s_ego - FRONT_M - half
-            limit = min(limit, self.brake_to(gap - GAP_MIN_M - TIME_GAP_S * 0.5 * v))
+            limit = min(limit, self.brake_to(gap - GAP_MIN_M - TIME_GAP_S * v))
         return limit
 
 
@@ -252,13 +264,18 @@ def main(argv: list[str] | None = None) -> int:
         print("minimal_stack: --origin needs LAT,LON,ALT and --goal X,Y", file=sys.stderr)
         return 2
     rclpy.init(args=ros_args)
-    node = MinimalStack(args)
+    try:
+        node = MinimalStack(args)
+    except (ValueError, RuntimeError) as exc:
+        print(f"minimal_stack: {exc}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
     code = 0
     try:
         rclpy.spin(node)
     except SystemExit as exc:
         code = int(exc.code or 0)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         node.destroy_node()

@@ -102,12 +102,13 @@ def test_a_reference_pose_in_map_gives_the_cg_in_odom():
     looking from the reference point again gives the pose that was asked for, in odom."""
     from vehicle_sim.core.frames import OdomInMap, cg_pose_in_odom
     odom_in_map = OdomInMap(x_m=100.0, y_m=-50.0, yaw_rad=0.3)
-    r = np.array([-1.4, 0.0, 0.0])  # the rear axle 1.4 m behind the CG
+    r = np.array([-1.4, 0.3, 0.0])  # 1.4 m behind the CG and 0.3 m to its left
     x, y, yaw = cg_pose_in_odom(110.0, -30.0, 1.2, True, odom_in_map, r)
     assert yaw == pytest.approx(0.9)
     c, s = math.cos(0.3), math.sin(0.3)
     ref_odom = (c * 10.0 + s * 20.0, -s * 10.0 + c * 20.0)
-    back = (x + math.cos(yaw) * r[0], y + math.sin(yaw) * r[0])  # CG + R(yaw) r
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    back = (x + cy * r[0] - sy * r[1], y + sy * r[0] + cy * r[1])  # CG + R(yaw) r
     assert back == pytest.approx(ref_odom, abs=1e-12)
     assert cg_pose_in_odom(3.0, 4.0, 4.0, False, odom_in_map, np.zeros(3)) == \
         pytest.approx((3.0, 4.0, 4.0 - 2 * math.pi))  # in odom already; yaw wrapped

@@ -539,13 +539,15 @@ def test_injected_link_losses_stop_frames_and_rig_input_for_their_duration(ros_n
     t_cut, seen_ns = stream.t_ns, time.time_ns()
     ros_node.spin_until(lambda: FaultStatus.STATE_CLEARED in [s.state for s in status
                                                               if s.id == 1], what="duration")
-    # the cut lasts >= 0.8 s of sim time, so >= 0.8 s of wall time (the states come at most
-    # in real time): no frame may leave in the half second after it was reported active
-    during = [t for t in rig.arrived_ns if seen_ns <= t <= seen_ns + 500_000_000]
-    assert not during, "no frame leaves while the platform link is cut"
-    cut = len(rig.frames)
     assert stream.t_ns - t_cut >= 0.8e9, "the duration counts the states' sim time"
+    cut = len(rig.frames)
     ros_node.spin_until(lambda: len(rig.frames) > cut + 20, what="frames again")
+    # the cut lasts 1 s of sim time, so about 1 s of wall time or more (the states come at
+    # most in real time): around the moment the test saw it reported, the frames (500 Hz
+    # otherwise) stopped for that long, by the kernel's receive times
+    near = [t for t in rig.arrived_ns if abs(t - seen_ns) < 3_000_000_000]
+    assert max(b - a for a, b in zip(near, near[1:], strict=False)) >= 800_000_000, \
+        "no frame leaves while the platform link is cut"
 
     faults.publish(FaultCommand(id=2, target="wheel", fault=FaultCommand.LINK_LOSS))
     ros_node.spin_until(lambda: watch.sources[-1:] == ["none"], what="stale rig input")

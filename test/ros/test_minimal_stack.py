@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -64,24 +65,42 @@ def run(tmp_path_factory):
     osm = tmp / "urban.osm"
     subprocess.run([str(BIN / "vehicle_sim_export_map"), "maps/urban_grid.yaml", "--out",
                     str(osm)], check=True, capture_output=True, timeout=60)
-    sim = subprocess.Popen([str(BIN / "vehicle_sim_run"), "--scenario", "urban_stack",
-                            "--mode", "lockstep", "--duration", str(DURATION_S), "--seed",
-                            str(SEED), "--record", "true", "--record_dir", str(tmp),
-                            "--timeout", "240"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # the stack first, with its map loaded, so the run does not start while it is still
+    # importing and loading (it is not a lockstep peer: the sim would not wait for it)
     stack = subprocess.Popen([sys.executable, str(STACK), "--map", str(osm), "--goal",
                               f"{GOAL[0]},{GOAL[1]}"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        for line in stack.stdout:
+            lines.append(line)
+            if "map loaded" in line:
+                ready.set()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    sim_out = ""
     try:
-        sim_out = sim.communicate(timeout=300)[0]
+        assert ready.wait(120.0) and stack.poll() is None, "".join(lines)[-3000:]
+        sim = subprocess.run([str(BIN / "vehicle_sim_run"), "--scenario", "urban_stack",
+                              "--mode", "lockstep", "--duration", str(DURATION_S), "--seed",
+                              str(SEED), "--record", "true", "--record_dir", str(tmp),
+                              "--timeout", "240"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=300)
+        sim_out = sim.stdout
     finally:
         stack.send_signal(signal.SIGINT)
         try:
-            stack_out = stack.communicate(timeout=20)[0]
+            stack.wait(timeout=20)
         except subprocess.TimeoutExpired:
             stack.kill()
-            stack_out = stack.communicate()[0]
+            stack.wait()
+        reader.join(timeout=5)
+    stack_out = "".join(lines)
     assert sim.returncode == 0, sim_out[-3000:]
+    assert stack.returncode == 0 and "Traceback" not in stack_out, stack_out[-3000:]
     (mcap,) = tmp.glob("*.mcap")
     return recorded(mcap), sim_out + stack_out
 

@@ -124,7 +124,7 @@ class DynamicsNode(Node):
     def start(self) -> None:
         """Start the physics once every node of wait_for_nodes is in the ROS graph (so a bounded
         fast run does not finish before its subscribers exist), then after start_settle_s and
-        once /clock has as many readers (at most CLOCK_MATCH_WAIT_S more)."""
+        once each of them reads /clock (with sim time; at most CLOCK_MATCH_WAIT_S more)."""
         self._waiting_since = time.monotonic()
         self._ready_at: float | None = None
         # a steady-clock timer: with use_sim_time a ROS-time timer would wait for the /clock
@@ -144,10 +144,11 @@ class DynamicsNode(Node):
                                           f"{waited:.0f} s")
             self._up_at = now
             self._ready_at = now + self.p.start_settle_s
-        # every node of the graph follows /clock: once each one's subscription has matched,
-        # discovery has reached it (a loaded machine can take longer than start_settle_s);
-        # bounded, as a node may run without sim time
-        matching = (self.pub_clock.get_subscription_count() < len(self.p.wait_for_nodes)
+        # with sim time every node of the graph reads /clock: once each one's reader is known
+        # to this node, discovery has reached it (a loaded machine can take longer than
+        # start_settle_s); bounded in case a node runs without sim time
+        matching = (self.get_parameter("use_sim_time").value
+                    and not self._clock_readers_known()
                     and now - self._up_at < CLOCK_MATCH_WAIT_S)
         if now >= self._ready_at and not matching:
             self.destroy_timer(self._start_timer)
@@ -160,6 +161,10 @@ class DynamicsNode(Node):
                 if refused:
                     self.get_logger().info(f"executor thread: {refused}")
             self._thread.start()
+
+    def _clock_readers_known(self) -> bool:
+        readers = {info.node_name for info in self.get_subscriptions_info_by_topic("/clock")}
+        return set(self.p.wait_for_nodes) <= readers
 
     def stop(self) -> None:
         self._stop.set()
@@ -266,7 +271,7 @@ class DynamicsNode(Node):
 
     def _on_initial_pose(self, msg: PoseWithCovarianceStamped) -> None:
         """Place the ego at a stack's initial pose, at rest (as sim/reset does)."""
-        pose, problem = initial_pose(msg)
+        pose, problem = initial_pose(msg, self.p.map_frame, self.p.odom_frame)
         if pose is None:
             self.get_logger().warning(f"/initialpose refused: {problem}",
                                       throttle_duration_sec=1.0)

@@ -68,16 +68,16 @@ AW_CONTROL = optional("autoware_control_msgs")
 AW_VEHICLE = optional("autoware_vehicle_msgs")
 
 
-POSE_FRAMES = ("", "map", "odom")  # /initialpose: '' is map, as RViz's fixed frame
-
-
-def initial_pose(msg) -> tuple[tuple[float, float, float, bool] | None, str]:
+def initial_pose(msg, map_frame: str = "map", odom_frame: str = "odom"
+                 ) -> tuple[tuple[float, float, float, bool] | None, str]:
     """geometry_msgs/PoseWithCovarianceStamped (/initialpose, RViz's "2D Pose Estimate") ->
     ((x [m], y [m], yaw [rad] of base_link, True if in map), '') or (None, why it is refused).
-    The orientation is normalised (a stack may send a quaternion that is not quite unit)."""
+    Frames: the node's map frame ('' too, as RViz's fixed frame) or its odom frame. The
+    orientation is normalised (a stack may send a quaternion that is not quite unit)."""
     frame, p, q = msg.header.frame_id, msg.pose.pose.position, msg.pose.pose.orientation
-    if frame not in POSE_FRAMES:
-        return None, f"frame_id {frame!r} is not one of {list(POSE_FRAMES)}"
+    frames = ("", map_frame, odom_frame)
+    if frame not in frames:
+        return None, f"frame_id {frame!r} is not one of {list(frames)}"
     for name, value in (("x", p.x), ("y", p.y), ("orientation.x", q.x), ("orientation.y", q.y),
                         ("orientation.z", q.z), ("orientation.w", q.w)):
         if not math.isfinite(value) or abs(value) > 1e7:
@@ -87,7 +87,7 @@ def initial_pose(msg) -> tuple[tuple[float, float, float, bool] | None, str]:
         return None, f"orientation has norm {norm:g}, not a rotation"
     n2 = norm * norm  # yaw of the normalised quaternion
     yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y) / n2, 1.0 - 2.0 * (q.y * q.y + q.z * q.z) / n2)
-    return (p.x, p.y, yaw, frame != "odom"), ""
+    return (p.x, p.y, yaw, frame != odom_frame), ""
 
 
 def autoware_gear(command: int) -> int | None:

@@ -10,7 +10,7 @@ workspace that lacks it) one log line, and no TF.
 from __future__ import annotations
 
 import numpy as np
-from geometry_msgs.msg import Point, Pose, TransformStamped, Twist
+from geometry_msgs.msg import Point, Pose, Quaternion, TransformStamped, Twist, Vector3
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
@@ -33,10 +33,12 @@ def reference_odometry(state: VehicleState, r_m: np.ndarray) -> Odometry:
     ref = at_reference(cg, r_m)
     # new objects: the odometry message shares its nested fields with ``state`` (rclpy), which
     # stays the CG's
+    q, w = state.pose.orientation, t.angular
     msg.pose.pose = Pose(position=Point(x=float(ref.position_m[0]), y=float(ref.position_m[1]),
                                         z=float(ref.position_m[2])),
-                         orientation=state.pose.orientation)
-    msg.twist.twist = Twist(linear=conv.vector3(ref.velocity_mps), angular=t.angular)
+                         orientation=Quaternion(x=q.x, y=q.y, z=q.z, w=q.w))
+    msg.twist.twist = Twist(linear=conv.vector3(ref.velocity_mps),
+                            angular=Vector3(x=w.x, y=w.y, z=w.z))
     return msg
 
 
