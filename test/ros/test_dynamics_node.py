@@ -9,10 +9,17 @@ import pytest
 from nav_msgs.msg import Odometry
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
+from vehicle_sim.msg import (
+    FaultCommand,
+    FaultStatus,
+    LockstepAck,
+    SimStatus,
+    VehicleControl,
+    VehicleState,
+)
 
-from vehicle_sim.msg import (FaultCommand, FaultStatus, LockstepAck, SimStatus, VehicleControl,
-                             VehicleState)
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.conversions import to_ns
 
 FAST_STATUS = {"status_rate_hz": 20.0}
 
@@ -123,10 +130,15 @@ def test_pause_step_and_reset_services(ros_node, probe, start_node):
     ros_node.spin_until(lambda: max(probe.clock) > frozen, what="one step")
     assert max(probe.clock) - frozen == 1_000_000  # exactly one 1 kHz step
     assert call(pause, SetBool.Request(data=False)).success
+    t_call = max(probe.clock)  # the reset comes after this sim time
     assert call(reset, Trigger.Request()).success
     probe.states.clear()
     ros_node.spin_until(lambda: len(probe.states) > 3, what="states after reset")
-    assert probe.states[0].pose.position.x < 1.0  # back near the start (5 m/s for < 0.2 s)
+    # back at the start: no farther than 5 m/s (the initial speed, no throttle) took it since
+    # the call; without the reset it would also carry the >= 0.25 m it had driven before
+    last = probe.states[-1]
+    since_s = (to_ns(last.header.stamp) - t_call) * 1e-9
+    assert last.pose.position.x <= 5.0 * since_s + 0.05, (last.pose.position.x, since_s)
 
 
 def test_lockstep_advances_only_when_the_peer_acknowledges(ros_node, probe, start_node):
