@@ -23,7 +23,8 @@ RTOL, ATOL = 1e-10, 1e-9
 ST_P = np.array([
     1225.887, 1538.853371, 0.88392, 1.50876, 1.0489, 158359.85568741232, 92776.48110979711, 0.344,
     0.03, 0.013, 14097.7, 67034.6, 1.0, 13.9, 14097.7, 0.6306, 0.91, 0.40425000000000005, 1.0, 3.0,
-    0.05, 9.80665, 7580.653694945539, 4441.191053604457
+    0.05, 9.80665, 7580.653694945539, 4441.191053604457,
+    0.0, 0.0, 0.0  # P_EXT_FX, P_EXT_FY, P_EXT_MZ: no external wrench (crash forces)
 ])
 FULL_P = np.array([
     1225.887, 1094.527, 244.05, 1342.26, 1538.853371, 0.88392, 1.50876, 1.38989, 1.42342, 0.59436,
@@ -186,3 +187,15 @@ def test_batch_run_matches_stored_state(kind, integrator):
     controls = np.array([u, [0.0, 0.0, 0.5, 0.0, 1.0, 0.0]])
     out = simulate(kind, np.array(x0, dtype=float), controls, p, 1e-3, 200, integrator)
     np.testing.assert_allclose(out[-1], FINAL[kind, integrator], rtol=1e-9, atol=1e-9)
+
+
+def test_the_stored_parameter_arrays_have_the_current_layout():
+    """numba does not check bounds: a packed layout that grew (the external wrench did) would
+    make the kernels read past a stored array and the golden values compare garbage."""
+    from vehicle_sim.core.config import load
+    from vehicle_sim.core.vehicle.full14.packing import pack_full
+    from vehicle_sim.core.vehicle.params import VehicleParams, pack
+    from vehicle_sim.paths import config_path
+    vehicle = load(VehicleParams, config_path("vehicles/medium_car.yaml"))
+    assert len(ST_P) == len(pack(vehicle))
+    assert len(FULL_P) == len(pack_full(vehicle))
