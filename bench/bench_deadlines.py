@@ -36,9 +36,10 @@ import threading
 import time
 from pathlib import Path
 
+from proc_stats import cpu_s
+
 PERIOD_S = 1e-3
 PRIORITY = 20  # config/dynamics.yaml realtime_priority
-TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
 
 def bare_loop(seconds: float, period_s: float = PERIOD_S, window_steps: int = 1000) -> dict:
@@ -117,12 +118,6 @@ class BridgeStats(threading.Thread):
                 "steps": last[1] - base[1]}
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process [s]."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * TICK_S
-
-
 def node_processes(runner_pid: int) -> dict[str, int]:
     """The runner's child processes by node name (``__node:=<name>``)."""
     found = {}
@@ -188,11 +183,11 @@ def run_graph(seconds: float, settle_s: float, env: dict[str, str]) -> dict:
                 sys.exit("the urban graph ended before it settled")
             time.sleep(0.05)
         pids = node_processes(proc.pid)
-        cpu0, t0, first = {n: cpu_seconds(p) for n, p in pids.items()}, time.monotonic(), \
+        cpu0, t0, first = {n: cpu_s(p) for n, p in pids.items()}, time.monotonic(), \
             len(watch.status)
         time.sleep(seconds)
         t1 = time.monotonic()
-        cpu = {n: (cpu_seconds(p) - cpu0[n]) / (time.monotonic() - t0) for n, p in pids.items()}
+        cpu = {n: (cpu_s(p) - cpu0[n]) / (time.monotonic() - t0) for n, p in pids.items()}
         last = len(watch.status)
         load = os.getloadavg()[0]
         proc.wait()
