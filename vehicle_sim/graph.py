@@ -195,7 +195,9 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
                     scenario: Scenario | None = None) -> dict[str, object]:
     """Parameters set from launch arguments, typed as YAML reads them ('true' -> True, '1.0' ->
     1.0), as launch_ros hands them to the node; the runner writes them back as YAML text.
-    With ``wait_for_graph``, also ``wait_for_nodes``: the other active nodes of ``scenario``."""
+    With ``wait_for_graph``, also ``wait_for_nodes``: the other active nodes of ``scenario``; a
+    lockstep peer in mode lockstep gets them as ``lockstep_graph`` (nodes.lockstep_peer: whose
+    readers it reaches before its first frame)."""
     names = ("use_sim_time", *node.args)
     values = {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
     active = active_nodes(scenario, args) if scenario is not None else []
@@ -207,6 +209,8 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
         values["lockstep_peers"] = peers
     if node.lockstep_peer:
         values["lockstep"] = args["mode"] == "lockstep"
+        if values["lockstep"] and others:
+            values["lockstep_graph"] = others
         if node.lockstep_inputs:
             values["lockstep_inputs"] = list(node.lockstep_inputs)
     return values

@@ -57,6 +57,9 @@ class RecorderParams:
     map_file: str = spec("maps/urban_grid.yaml", doc="map of the run (the traffic node's "
                          "map_file), written to the MCAP metadata for vehicle_sim_report")
     discovery_period_s: float = spec(0.2, unit="s", gt=0.0, doc="how often to look for topics")
+    lockstep: bool = spec(False, doc="acknowledge every /clock tick once the vehicle state of "
+                          "that time is recorded: the run then never outpaces the recording "
+                          "(set by the scenario's lockstep_peer in mode lockstep)")
 
     def wanted(self, topic: str, datatype: str) -> bool:
         """Record ``topic`` of ``datatype``: listed, or of a recorded type and not excluded."""

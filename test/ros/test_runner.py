@@ -166,6 +166,16 @@ def test_runner_commands_match_the_declared_graph():
     ego = next(n for n in scenario.nodes if n.name == "ego_driver")
     assert graph.node_parameters(ego, args, scenario) == {
         "use_sim_time": True, "seed": 0, "lockstep": False, "lockstep_inputs": ["traffic"]}
+    # in lockstep, each peer learns the run's other nodes (lockstep_peer: whose readers it
+    # reaches before its first frame); with record:=true the recorder is a peer too
+    args = graph.resolve_args({"mode": "lockstep", "record": "true"})
+    names = [spec.name for spec in graph.active_nodes(scenario, args)]
+    recorder = next(n for n in scenario.nodes if n.name == "recorder")
+    for spec in (ego, recorder):
+        values = graph.node_parameters(spec, args, scenario)
+        assert values["lockstep"] is True
+        assert values["lockstep_graph"] == [n for n in names if n != spec.name]
+    assert "recorder" in graph.node_parameters(scenario.nodes[0], args, scenario)["lockstep_peers"]
 
 
 def test_one_base_link_argument_reaches_the_dynamics_node_and_the_sensors():

@@ -18,7 +18,8 @@ _ROS_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_I
               tuple[str, ...]: ParameterType.PARAMETER_STRING_ARRAY,
               tuple[float, ...]: ParameterType.PARAMETER_DOUBLE_ARRAY,
               tuple[int, ...]: ParameterType.PARAMETER_INTEGER_ARRAY}
-_ALWAYS_KNOWN = ("use_sim_time", "start_type_description_service")
+# declared by rclpy, or by a part every such node shares (lockstep_peer.GRAPH_PARAM)
+_ALWAYS_KNOWN = ("use_sim_time", "start_type_description_service", "lockstep_graph")
 
 
 def declare_and_load(node: Node, cls: type[T]) -> T:

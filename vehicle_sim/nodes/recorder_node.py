@@ -6,10 +6,18 @@ and transient-local only when every publisher is, as rosbag2 adapts its requests
 channel is written at its first message, with the QoS its publishers offer (so `ros2 bag play`
 re-offers transient-local topics as such). Log times are the node's clock: simulation time with
 use_sim_time. The MCAP metadata names the map of the run (record `vehicle_sim`, key map_file).
+
+Lockstep (parameter ``lockstep``): the recorder is a lockstep peer. It acknowledges frame t once
+it has the vehicle state stamped t, so the dynamics is never more than one frame (two states)
+ahead of it and the state publisher's queue (qos.STATE, 10 deep) never drops one it has not
+delivered: a busy machine slows the run down instead of thinning the recording. Its first
+frame waits until the run's nodes are in the graph (lockstep_peer.LockstepPeer). A state the
+dynamics re-sends while a frame is stalled (same stamp as the last one) is recorded once.
 """
 from __future__ import annotations
 
 import os
+import struct
 import time
 from pathlib import Path
 
@@ -18,6 +26,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.recording import (
@@ -84,6 +93,10 @@ class RecorderNode(Node):
         self.counts: dict[str, int] = {}
         self._first_ns: int | None = None
         self._last_ns = 0
+        self._state_ns = -1  # stamp of the last vehicle state recorded [ns]
+        self.lockstep = (LockstepPeer(self, lambda t_ns: self._state_ns >= t_ns,
+                                      lambda t_ns: (0, 0), lambda: None)
+                         if self.p.lockstep else None)
         self._discover()
         self.create_timer(self.p.discovery_period_s, self._discover)
         self.get_logger().info(f"recording to {self.path}")
@@ -140,6 +153,11 @@ class RecorderNode(Node):
                           else DurabilityPolicy.VOLATILE)
 
     def _write(self, topic: str, data: bytes) -> None:
+        if topic == STATE_TOPIC:
+            t_ns = header_stamp_ns(data)
+            if t_ns == self._state_ns:  # re-sent by a stalled lockstep frame: recorded once
+                return
+            self._state_ns = t_ns
         channel = self._channels.get(topic)
         if channel is None:
             channel = self._channel(topic)
@@ -149,6 +167,8 @@ class RecorderNode(Node):
         self.writer.add_message(channel_id=channel, log_time=now, data=data,
                                 publish_time=now, sequence=self.counts[topic])
         self.counts[topic] += 1
+        if topic == STATE_TOPIC and self.lockstep is not None:
+            self.lockstep.pump()
 
     def stop(self) -> None:
         topics = [RecordedTopic(t, self._types[t], self._qos_yaml[t], n)
@@ -164,6 +184,17 @@ class RecorderNode(Node):
         total = sum(self.counts.values())
         self.get_logger().info(f"wrote {total} messages on {len(self.counts)} topics to "
                                f"{self.path}")
+
+
+STATE_TOPIC = "/vehicle/state"
+
+
+def header_stamp_ns(cdr: bytes) -> int:
+    """The header stamp [ns] of a serialized message that starts with std_msgs/Header (after
+    the 4-byte CDR encapsulation, whose second byte's bit 0 means little-endian: int32 sec,
+    uint32 nanosec)."""
+    sec, nanosec = struct.unpack_from("<iI" if cdr[1] & 1 else ">iI", cdr, 4)
+    return sec * 10**9 + nanosec
 
 
 def _distro() -> str:
