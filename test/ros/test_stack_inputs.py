@@ -109,16 +109,23 @@ def control_cmd(ego: Ego):
     return msg
 
 
-SOURCES = {"cmd_vel": (Twist, "cmd_vel", lambda e: twist(e, False)),
-           "cmd_vel_stamped": (TwistStamped, "cmd_vel_stamped", lambda e: twist(e, True)),
-           "ackermann": (ackermann.AckermannDriveStamped, "ackermann_cmd", ackermann_cmd),
-           "autoware": (aw_control.Control, "/control/command/control_cmd", control_cmd)}
+# case: (type, topic, message, the arbiter's source name)
+SOURCES = {"cmd_vel": (Twist, "cmd_vel", lambda e: twist(e, False), "cmd_vel"),
+           # Nav2's enable_stamped_cmd_vel: the bridge reads cmd_vel in its publishers' type
+           "cmd_vel as TwistStamped": (TwistStamped, "cmd_vel", lambda e: twist(e, True),
+                                       "cmd_vel"),
+           "cmd_vel_stamped": (TwistStamped, "cmd_vel_stamped", lambda e: twist(e, True),
+                               "cmd_vel_stamped"),
+           "ackermann": (ackermann.AckermannDriveStamped, "ackermann_cmd", ackermann_cmd,
+                         "ackermann"),
+           "autoware": (aw_control.Control, "/control/command/control_cmd", control_cmd,
+                        "autoware")}
 
 
-@pytest.mark.parametrize("source", list(SOURCES))
-def test_each_source_drives_the_ego_and_the_watchdog_stops_it(ros_node, sim, source):
+@pytest.mark.parametrize("case", list(SOURCES))
+def test_each_source_drives_the_ego_and_the_watchdog_stops_it(ros_node, sim, case):
     ego, _dyn, _bridge, _port = sim
-    msg_type, topic, make = SOURCES[source]
+    msg_type, topic, make, source = SOURCES[case]
     pub = ros_node.create_publisher(msg_type, topic, qos.COMMAND)
     ros_node.spin_until(lambda: pub.get_subscription_count() > 0, what=f"{topic} match")
     stream = Repeat(pub, lambda: make(ego))
@@ -130,6 +137,7 @@ def test_each_source_drives_the_ego_and_the_watchdog_stops_it(ros_node, sim, sou
         assert not ego.status[-1].command_timeout
     finally:
         stream.stop()
+        ros_node.destroy_publisher(pub)  # one type per topic name in this process
     ros_node.spin_until(lambda: ego.sources[-1:] == ["none"], what="the source gone stale")
     ros_node.spin_until(lambda: ego.status[-1].command_timeout and abs(ego.speed) < 0.05,
                         what="the watchdog braking the ego to rest")

@@ -15,11 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
-from functools import partial
 
-import numpy as np
-from builtin_interfaces.msg import Time
 from rclpy.node import Node
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
@@ -27,8 +23,8 @@ from std_srvs.srv import SetBool
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, DriveCommand
 from vehicle_sim.core.devices import evdev_wheel, serial_port, udp
-from vehicle_sim.core.motion.arbiter import ArbiterParams, CommandArbiter, Decision, StackInput
-from vehicle_sim.core.motion.bridge import MotionBridge, MotionFrame
+from vehicle_sim.core.motion.arbiter import CommandArbiter, Decision
+from vehicle_sim.core.motion.bridge import MotionBridge
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode
@@ -43,8 +39,9 @@ from vehicle_sim.core.realtime import (
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
 from vehicle_sim.nodes import conversions as conv
-from vehicle_sim.nodes import qos
+from vehicle_sim.nodes import qos, stack_inputs
 from vehicle_sim.nodes.bridge_faults import BridgeFaults
+from vehicle_sim.nodes.bridge_msgs import StateSample, motion_cue, state_sample
 from vehicle_sim.nodes.diagnostics import Diagnostics, link_check, source_check
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load
@@ -59,37 +56,6 @@ from vehicle_sim.paths import config_path
 # Measured by bench/bench_deadlines.py (README, Performance).
 LOOP_PRIORITY = 19
 
-_STATE = {Mode.NEUTRAL: MotionCue.STATE_NEUTRAL, Mode.SOFT_START: MotionCue.STATE_STARTING,
-          Mode.ACTIVE: MotionCue.STATE_RUNNING, Mode.RETURNING: MotionCue.STATE_PARKING,
-          Mode.ESTOP: MotionCue.STATE_ESTOP}
-
-
-def _arbiter_params(p: BridgeNodeParams, platform: PlatformParams,
-                    sources: tuple[StackTopic, ...]) -> ArbiterParams:
-    """The stack sources (nodes.stack_inputs, one per command topic) in priority order."""
-    return ArbiterParams(
-        stack_inputs=tuple(StackInput(t.name, p.autonomy_timeout_s) for t in sources),
-        driver_fallback=p.driver_fallback, forward_on_receipt=p.mode != "realtime",
-        publish_every=p.every(p.control_rate_hz), steering_ratio=platform.ffb.steering_ratio,
-        max_gear=p.max_gear)
-
-
-@dataclass(frozen=True)
-class _Sample:
-    """The newest vehicle state, in the core's terms (base_link, CG)."""
-
-    recv_s: float
-    stamp: Time
-    accel: np.ndarray
-    omega: np.ndarray
-    alpha: np.ndarray
-    rpy: np.ndarray
-    aligning_nm: float
-
-
-def _vec(v) -> np.ndarray:
-    return np.array([v.x, v.y, v.z])
-
 
 class BridgeNode(Node):
     def __init__(self) -> None:
@@ -101,13 +67,13 @@ class BridgeNode(Node):
         self.steering = SteeringBridge(self.platform.inputs, self.platform.mux, self.platform.ffb,
                                        p.input_key())
         self._lock = threading.Lock()  # motion + steering: loop, rig-input and service threads
-        self._sample: _Sample | None = None
-        self._fed: _Sample | None = None
+        self._sample: StateSample | None = None
+        self._fed: StateSample | None = None
         vehicle = load(VehicleParams, config_path(p.vehicle_file))
         self.inputs = StackInputs(vehicle, ControlLimits(
             vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
-        self.arbiter = CommandArbiter(_arbiter_params(p, self.platform, self.inputs.sources),
-                                      self.steering)
+        self.arbiter = CommandArbiter(p.arbiter_params(self.platform.ffb.steering_ratio, tuple(
+            t.name for t in self.inputs.sources)), self.steering)
         self.reports = VehicleReports.create(self, self.inputs)  # Autoware's /vehicle/status
         self._paused = False
         self.accepted = 0
@@ -116,8 +82,7 @@ class BridgeNode(Node):
         self.pub_source = self.create_publisher(String, "bridge/active_source", qos.LATCHED)
         self.create_subscription(VehicleState, "vehicle/state_raw", self._on_state, qos.STREAM)
         self.create_subscription(SimStatus, "sim/status", self._on_status, qos.EVENT)
-        for t in self.inputs.topics:
-            self.create_subscription(t.msg_type, t.topic, partial(self._on_stack, t), qos.COMMAND)
+        stack_inputs.subscribe(self, self.inputs.topics, self._on_stack)
         self.create_service(SetBool, "bridge/estop", self._on_estop)
         self.faults = BridgeFaults(self)  # LINK_LOSS of targets platform and wheel
         self.ignored_inputs = 0  # rig inputs dropped during an injected wheel link loss
@@ -214,7 +179,7 @@ class BridgeNode(Node):
         if decision.command is not None:
             self._publish(decision.command)
         if self.cycles % self._cue_every == 0:
-            self.pub_cue.publish(self._cue(frame, sample, steer.torque_nm))
+            self.pub_cue.publish(motion_cue(frame, sample, steer.torque_nm, self.motion.cue))
         if sample is not None and self.diagnostics.due(conv.to_ns(sample.stamp)):
             self._publish_diagnostics(conv.to_ns(sample.stamp), decision.source, link_up)
 
@@ -237,16 +202,6 @@ class BridgeNode(Node):
     def _publish(self, command: DriveCommand) -> None:
         """The one place vehicle/control is published (loop thread, or on receipt)."""
         self.pub_control.publish(conv.vehicle_control(command))
-
-    def _cue(self, frame: MotionFrame, sample: _Sample | None, torque_nm: float) -> MotionCue:
-        msg = MotionCue(state=_STATE[frame.mode], limited=frame.limited, steering_torque=torque_nm)
-        msg.header.stamp = sample.stamp if sample else Time()
-        msg.header.frame_id = "driver_head"
-        force, omega = self.motion.cue
-        msg.specific_force, msg.angular_velocity = conv.vector3(force), conv.vector3(omega)
-        msg.platform_pose = conv.pose(frame.pose[:3], frame.pose[3:])
-        msg.actuator_positions = np.asarray(frame.positions_m, dtype=np.float64)
-        return msg
 
     def _log_stats(self, span: str) -> None:
         p50, p99, worst = self.lateness.percentiles()
@@ -298,10 +253,7 @@ class BridgeNode(Node):
                              conv.to_ns(msg.header.stamp))
         if self.reports is not None:
             self.reports.on_state(msg, self.arbiter.source)
-        self._sample = _Sample(time.monotonic(), msg.header.stamp, _vec(msg.linear_acceleration),
-                               _vec(msg.twist.angular), _vec(msg.angular_acceleration),
-                               np.array(conv.rpy_from_quaternion(msg.pose.orientation)),
-                               msg.aligning_moment)
+        self._sample = state_sample(msg, time.monotonic())
 
     def _on_status(self, msg: SimStatus) -> None:
         self._paused = msg.paused

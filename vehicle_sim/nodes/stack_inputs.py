@@ -5,8 +5,10 @@ Every source here is one entry of the arbiter (takeover, watchdog, e-stop apply 
 | source | topic | type |
 | --- | --- | --- |
 | autonomy | autonomy/control | vehicle_sim/VehicleControl (pedals, as before) |
-| cmd_vel | cmd_vel | geometry_msgs/Twist (Nav2 before Jazzy, teleop) |
-| cmd_vel_stamped | cmd_vel_stamped | geometry_msgs/TwistStamped (Nav2 ``enable_stamped_cmd_vel``) |
+| cmd_vel | cmd_vel | geometry_msgs/Twist (teleop, Nav2 before Kilted) or TwistStamped (Nav2 with
+``enable_stamped_cmd_vel``, its default from Kilted on): the type its publishers use
+(``type_following``) |
+| cmd_vel_stamped | cmd_vel_stamped | geometry_msgs/TwistStamped (a stack remapped there) |
 | ackermann | ackermann_cmd | ackermann_msgs/AckermannDriveStamped |
 | autoware | /control/command/control_cmd | autoware_control_msgs/Control |
 
@@ -25,7 +27,10 @@ import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
+
+from rclpy.node import Node
 
 from geometry_msgs.msg import Twist, TwistStamped
 
@@ -46,6 +51,8 @@ from vehicle_sim.core.motion.stack_controller import (
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.msg import VehicleControl
 from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.type_following import TypeFollowingSubscription
 
 FRAMES = ("", "base_link")  # a stamped command's frame: the vehicle's (REP-105)
 MAX_STAMP_SKEW_S = 1.0  # a choice: larger than any stack's command period, far below a clock mix
@@ -112,6 +119,19 @@ class StackTopic:
     msg_type: type
     convert: Callable[[Any], Validated]
     state_only: bool = False  # gear / lights: no DriveCommand of its own
+    alt_types: tuple[type, ...] = ()  # other types its publishers may use (type_following)
+
+
+def subscribe(node: Node, topics: tuple[StackTopic, ...],
+              on_message: Callable[[StackTopic, Any], None]) -> None:
+    """One subscription per stack topic (qos.COMMAND), following the publishers' type where a
+    topic has alternatives."""
+    for t in topics:
+        if t.alt_types:
+            TypeFollowingSubscription(node, (t.msg_type, *t.alt_types), t.topic,
+                                      partial(on_message, t), qos.COMMAND)
+        else:
+            node.create_subscription(t.msg_type, t.topic, partial(on_message, t), qos.COMMAND)
 
 
 class StackInputs:
@@ -126,8 +146,10 @@ class StackInputs:
         self.hazard_lights = 1  # HazardLightsCommand.DISABLE
         self.last: dict[str, DriveCommand] = {}
         topics = [StackTopic("autonomy", "autonomy/control", VehicleControl, self._control),
-                  StackTopic("cmd_vel", "cmd_vel", Twist, self._twist),
-                  StackTopic("cmd_vel_stamped", "cmd_vel_stamped", TwistStamped, self._twist)]
+                  StackTopic("cmd_vel", "cmd_vel", Twist, partial(self._twist, "cmd_vel"),
+                             alt_types=(TwistStamped,)),
+                  StackTopic("cmd_vel_stamped", "cmd_vel_stamped", TwistStamped,
+                             partial(self._twist, "cmd_vel_stamped"))]
         if ACKERMANN is None:
             info("ackermann_msgs is not installed: ackermann_cmd is off")
         else:
@@ -179,10 +201,10 @@ class StackInputs:
         """VehicleControl: pedals as sent, validated where applied (the dynamics node)."""
         return Validated(conv.drive_command(msg).values)
 
-    def _twist(self, msg) -> Validated:
+    def _twist(self, name: str, msg) -> Validated:
+        """Twist or TwistStamped (a header to check) on source ``name``."""
         stamped = hasattr(msg, "twist")
         t = msg.twist if stamped else msg
-        name = "cmd_vel_stamped" if stamped else "cmd_vel"
         fields = {f"{name} linear.x": t.linear.x, f"{name} angular.z": t.angular.z}
         return self._setpoint(name, fields, lambda: Setpoint(
             speed_mps=t.linear.x, curvature_per_m=twist_curvature(t.linear.x, t.angular.z)),

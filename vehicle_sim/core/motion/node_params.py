@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.dynamics_params import MODES
+from vehicle_sim.core.motion.arbiter import ArbiterParams, StackInput
 from vehicle_sim.core.motion.input_key import read_key_file
 from vehicle_sim.core.motion.params import PlatformParams
 
@@ -115,6 +116,15 @@ class BridgeNodeParams:
     def input_key(self) -> bytes | None:
         """The rig input's shared key from ``input_key_file`` (None: no authentication)."""
         return read_key_file(self.input_key_file) if self.input_key_file else None
+
+    def arbiter_params(self, steering_ratio: float, sources: tuple[str, ...]) -> ArbiterParams:
+        """The arbiter's settings; ``sources``: the stack sources in priority order (the
+        bridge's command topics, nodes.stack_inputs)."""
+        return ArbiterParams(
+            stack_inputs=tuple(StackInput(name, self.autonomy_timeout_s) for name in sources),
+            driver_fallback=self.driver_fallback, forward_on_receipt=self.mode != "realtime",
+            publish_every=self.every(self.control_rate_hz), steering_ratio=steering_ratio,
+            max_gear=self.max_gear)
 
     def every(self, rate_hz: float) -> int:
         """Platform cycles between two publications at ``rate_hz`` (at least 1)."""
