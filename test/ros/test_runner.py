@@ -184,7 +184,8 @@ def test_one_base_link_argument_reaches_the_dynamics_node_and_the_sensors():
         scenario = graph.load_scenario(name)
         given = {spec.name: graph.node_parameters(spec, args, scenario).get("base_link")
                  for spec in graph.active_nodes(scenario, args)}
-        assert given["dynamics"] == given["imu"] == given["gps"] == "rear_axle", name
+        assert given["dynamics"] == given["imu"] == given["gps"] == given["bridge"] == \
+            "rear_axle", name  # the bridge: Autoware's velocity report at that point
     with pytest.raises(ValueError, match="base_link"):
         graph.resolve_args({"base_link": "front_bumper"})
 

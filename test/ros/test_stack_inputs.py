@@ -236,7 +236,7 @@ def test_missing_message_packages_switch_their_topics_off_with_one_line_each(tmp
         "inputs = StackInputs(v, ControlLimits(0.5, 1), lines.append)\n"
         "rclpy.init()\n"
         "node = rclpy.create_node('missing_packages')\n"
-        "assert VehicleReports.create(node, inputs) is None\n"
+        "assert VehicleReports.create(node, inputs, 'cg', v) is None\n"
         "node.destroy_node()\n"
         "rclpy.shutdown()\n"
         "print([t.topic for t in inputs.topics])\n"

@@ -161,7 +161,8 @@ def test_reports_restart_with_sim_time_and_say_who_drives(ros_node):
     from vehicle_sim.paths import config_path
     inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
                          ControlLimits(0.5, 1), lambda line: None)
-    reports = VehicleReports(ros_node, inputs)
+    reports = VehicleReports(ros_node, inputs, "cg", load(VehicleParams,
+                                                          config_path("vehicles/medium_car.yaml")))
     modes: list = []
     sub = ros_node.create_subscription(aw_vehicle.ControlModeReport,
                                        "/vehicle/status/control_mode", modes.append, qos.COMMAND)
@@ -178,5 +179,37 @@ def test_reports_restart_with_sim_time_and_say_who_drives(ros_node):
         m = aw_vehicle.ControlModeReport
         assert [r.mode for r in modes] == [m.AUTONOMOUS, m.MANUAL, m.DISENGAGED, m.AUTONOMOUS]
         assert to_ns(modes[-1].stamp) == 20_000_000
+    finally:
+        ros_node.destroy_subscription(sub)
+
+
+def test_the_velocity_report_is_the_reference_points(ros_node):
+    """base_link at the rear axle: the report's lateral velocity is the rear axle's,
+    v_y - r * l_r (Autoware's base_link), not the CG's; forward speed and yaw rate as they are."""
+    from vehicle_sim.core.config import load
+    from vehicle_sim.core.controls import ControlLimits
+    from vehicle_sim.core.vehicle.params import VehicleParams
+    from vehicle_sim.nodes.conversions import stamp
+    from vehicle_sim.nodes.stack_inputs import StackInputs
+    from vehicle_sim.nodes.vehicle_reports import VehicleReports
+    from vehicle_sim.paths import config_path
+    vehicle = load(VehicleParams, config_path("vehicles/medium_car.yaml"))
+    inputs = StackInputs(vehicle, ControlLimits(0.5, 1), lambda line: None)
+    reports = VehicleReports(ros_node, inputs, "rear_axle", vehicle)
+    got: list = []
+    sub = ros_node.create_subscription(aw_vehicle.VelocityReport,
+                                       "/vehicle/status/velocity_status", got.append, qos.COMMAND)
+    try:
+        ros_node.spin_until(lambda: reports._pubs["velocity_status"].get_subscription_count() > 0,
+                            what="velocity_status match")
+        state = VehicleState()
+        state.header.stamp = stamp(1_000_000_000)
+        state.twist.linear.x, state.twist.linear.y, state.twist.angular.z = 10.0, 0.5, 0.4
+        reports.on_state(state, "autonomy")
+        ros_node.spin_until(lambda: got, what="the velocity report")
+        lr = vehicle.chassis.cg_to_rear_axle_m
+        assert got[-1].lateral_velocity == pytest.approx(0.5 - 0.4 * lr, abs=1e-6)
+        assert got[-1].longitudinal_velocity == pytest.approx(10.0)
+        assert got[-1].heading_rate == pytest.approx(0.4)
     finally:
         ros_node.destroy_subscription(sub)

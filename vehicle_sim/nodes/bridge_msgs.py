@@ -31,8 +31,8 @@ class StateSample:
 
 
 def state_sample(msg: VehicleState, recv_s: float) -> StateSample:
-    return StateSample(recv_s, msg.header.stamp, _vec(msg.linear_acceleration),
-                       _vec(msg.twist.angular), _vec(msg.angular_acceleration),
+    return StateSample(recv_s, msg.header.stamp, conv.vec(msg.linear_acceleration),
+                       conv.vec(msg.twist.angular), conv.vec(msg.angular_acceleration),
                        np.array(conv.rpy_from_quaternion(msg.pose.orientation)),
                        msg.aligning_moment)
 
@@ -49,7 +49,3 @@ def motion_cue(frame: MotionFrame, sample: StateSample | None, torque_nm: float,
     msg.platform_pose = conv.pose(frame.pose[:3], frame.pose[3:])
     msg.actuator_positions = np.asarray(frame.positions_m, dtype=np.float64)
     return msg
-
-
-def _vec(v) -> np.ndarray:
-    return np.array([v.x, v.y, v.z])

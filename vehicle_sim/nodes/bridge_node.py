@@ -74,7 +74,8 @@ class BridgeNode(Node):
             vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
         self.arbiter = CommandArbiter(p.arbiter_params(self.platform.ffb.steering_ratio, tuple(
             t.name for t in self.inputs.sources)), self.steering)
-        self.reports = VehicleReports.create(self, self.inputs)  # Autoware's /vehicle/status
+        self.reports = VehicleReports.create(  # Autoware's /vehicle/status
+            self, self.inputs, p.base_link, vehicle)
         self._paused = False
         self.accepted = 0
         self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
@@ -257,6 +258,8 @@ class BridgeNode(Node):
 
     def _on_status(self, msg: SimStatus) -> None:
         self._paused = msg.paused
+        if self.reports is not None:
+            self.reports.on_model(msg.model)
 
     def _on_stack(self, topic: StackTopic, msg) -> None:
         command, problem = self.inputs.command(topic, msg)

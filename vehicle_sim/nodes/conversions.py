@@ -37,6 +37,11 @@ def rpy_from_quaternion(q: Quaternion) -> tuple[float, float, float]:
     return roll, pitch, yaw
 
 
+def vec(v: Vector3) -> np.ndarray:
+    """A Vector3 (or any x, y, z message) as a numpy array."""
+    return np.array([v.x, v.y, v.z])
+
+
 def vector3(v: np.ndarray) -> Vector3:
     return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
 

@@ -27,7 +27,7 @@ from vehicle_sim.core.frames import mount_from_reference_m, vehicle_reference_m
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns
+from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns, vec
 from vehicle_sim.nodes.diagnostics import Diagnostics, faults_check
 from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
@@ -54,23 +54,19 @@ class StateView:
 
     @property
     def velocity_mps(self) -> np.ndarray:
-        return _vec(self._m.twist.linear)
+        return vec(self._m.twist.linear)
 
     @property
     def angular_velocity_radps(self) -> np.ndarray:
-        return _vec(self._m.twist.angular)
+        return vec(self._m.twist.angular)
 
     @property
     def acceleration_mps2(self) -> np.ndarray:
-        return _vec(self._m.linear_acceleration)
+        return vec(self._m.linear_acceleration)
 
     @property
     def angular_acceleration_radps2(self) -> np.ndarray:
-        return _vec(self._m.angular_acceleration)
-
-
-def _vec(v) -> np.ndarray:
-    return np.array([v.x, v.y, v.z])
+        return vec(self._m.angular_acceleration)
 
 
 def first_non_finite(msg: VehicleState) -> str | None:

@@ -6,17 +6,24 @@ from the newest vehicle state, at most ``RATE_HZ`` in sim time:
 | topic | type | from |
 | --- | --- | --- |
 | /vehicle/status/velocity_status | VelocityReport | base_link forward, left velocity, yaw rate |
+|  |  | at base_link's reference point (v + w x r from the CG) |
 | /vehicle/status/steering_status | SteeringReport | the road-wheel angle applied |
 | /vehicle/status/gear_status | GearReport | the gear engaged (PARK after a PARK command) |
 | /vehicle/status/control_mode | ControlModeReport | MANUAL on the driver, else AUTONOMOUS |
 | /vehicle/status/turn_indicators_status | TurnIndicatorsReport | the last indicator command |
 | /vehicle/status/hazard_lights_status | HazardLightsReport | the last hazard command |
 
+The reference point is the bridge's ``base_link`` (the dynamics node's); its height above the
+ground counts where the model has one (the 14-DOF body: ``SimStatus.model``, core.frames).
+
 Without autoware_vehicle_msgs (a workspace without Autoware's messages) the reports are off:
 ``VehicleReports.create`` returns None after one log line.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from vehicle_sim.core.frames import vehicle_reference_m
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -42,15 +49,18 @@ class VehicleReports:
     """The report publishers; ``on_state`` from the bridge's state callback."""
 
     @classmethod
-    def create(cls, node, inputs: StackInputs) -> VehicleReports | None:
+    def create(cls, node, inputs: StackInputs, reference: str, vehicle
+               ) -> VehicleReports | None:
         if AW_VEHICLE is None:
             node.get_logger().info("autoware_vehicle_msgs is not installed: the /vehicle/status "
                                    "reports are off")
             return None
-        return cls(node, inputs)
+        return cls(node, inputs, reference, vehicle)
 
-    def __init__(self, node, inputs: StackInputs):
+    def __init__(self, node, inputs: StackInputs, reference: str, vehicle):
         self.inputs, v = inputs, AW_VEHICLE
+        self._reference, self._vehicle = reference, vehicle
+        self.on_model("")
         self._pubs = {name: node.create_publisher(t, STATUS + name, qos.COMMAND) for name, t in (
             ("velocity_status", v.VelocityReport), ("steering_status", v.SteeringReport),
             ("gear_status", v.GearReport), ("control_mode", v.ControlModeReport),
@@ -58,6 +68,10 @@ class VehicleReports:
             ("hazard_lights_status", v.HazardLightsReport))}
         self._next_ns = 0
         self._last_ns = -1  # stamp of the last report sent
+
+    def on_model(self, model: str) -> None:
+        """The dynamics node's model (SimStatus.model): where its CG is above the ground."""
+        self.r_m = vehicle_reference_m(self._reference, self._vehicle, model)
 
     def on_state(self, msg: VehicleState, source: str) -> None:
         """Publish the reports for ``msg`` when due; source: the arbiter's active source."""
@@ -68,9 +82,10 @@ class VehicleReports:
             return
         self._next_ns, self._last_ns = t_ns + int(1e9 / RATE_HZ), t_ns
         v, stamp = AW_VEHICLE, msg.header.stamp
-        velocity = v.VelocityReport(longitudinal_velocity=msg.twist.linear.x,
-                                    lateral_velocity=msg.twist.linear.y,
-                                    heading_rate=msg.twist.angular.z)
+        w = msg.twist.angular
+        at_ref = conv.vec(msg.twist.linear) + np.cross((w.x, w.y, w.z), self.r_m)
+        velocity = v.VelocityReport(longitudinal_velocity=float(at_ref[0]),
+                                    lateral_velocity=float(at_ref[1]), heading_rate=w.z)
         velocity.header.stamp, velocity.header.frame_id = stamp, msg.child_frame_id
         # the rig's driver: MANUAL; a latched e-stop: DISENGAGED; else ready for the stack
         mode = {"driver": v.ControlModeReport.MANUAL, "estop": v.ControlModeReport.DISENGAGED

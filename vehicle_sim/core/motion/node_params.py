@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.dynamics_params import MODES
+from vehicle_sim.core.frames import REFERENCE_POINTS
 from vehicle_sim.core.motion.arbiter import ArbiterParams, StackInput
 from vehicle_sim.core.motion.input_key import read_key_file
 from vehicle_sim.core.motion.params import PlatformParams
@@ -87,6 +88,9 @@ class BridgeNodeParams:
                                            "arrives, even before a takeover")
     max_gear: int = spec(1, ge=1, doc="highest forward gear the driver's paddles select "
                                       "(the dynamics node's automatic box has 1)")
+    base_link: str = spec("cg", choices=REFERENCE_POINTS,
+                          doc="reference point of base_link, as the dynamics node's base_link: "
+                              "the velocity report is that point's (core.frames)")
     mode: str = spec("realtime", choices=MODES,
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "autonomy commands are forwarded as they arrive, not by the "
