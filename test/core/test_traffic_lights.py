@@ -71,3 +71,14 @@ def test_only_lights_inside_the_control_zone_are_simulated(net):
     inside = active[net.light_node]
     assert inside.any() and (~inside).any()
     assert np.all(st[~inside] == DARK) and np.all(st[inside] != DARK)
+
+
+def test_the_published_light_positions_are_the_stop_lines(net):
+    """traffic/lights gives each vehicle light at its stop line (TrafficLight.msg), the grid's
+    3 m before the lane's end (gridgen light_stop_line_m), on the lane."""
+    stop = net.light_stop_xy()
+    assert stop.shape == net.light_xy.shape and len(stop) > 0
+    for k, lane in enumerate(net.light_lane):
+        back = net.point(lane, net.lane_length(lane) - 3.0)
+        assert stop[k] == pytest.approx(back[:2], abs=1e-9)
+        assert np.hypot(*(net.light_xy[k] - stop[k])) == pytest.approx(3.0, abs=0.05)

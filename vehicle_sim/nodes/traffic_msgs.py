@@ -209,9 +209,9 @@ def _put(buf: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
 
 
 def light_positions(network: Network) -> tuple[np.ndarray, np.ndarray]:
-    """Map positions [m] (k, 2) of the vehicle lights (stop line at the lane end) and of the
-    pedestrian lights (the crossing on their lane)."""
-    return network.light_xy.reshape(-1, 2), network.pedestrian_light_xy()
+    """Map positions [m] (k, 2) of the vehicle lights (their stop lines, where a stack stops)
+    and of the pedestrian lights (the crossing on their lane)."""
+    return network.light_stop_xy(), network.pedestrian_light_xy()
 
 
 def lights_msg(names: list[str], states: np.ndarray, xy: np.ndarray, ped_names: list[str],

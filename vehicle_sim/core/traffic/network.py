@@ -122,6 +122,16 @@ class Network:
         near s_guess."""
         return project(self.net.pts, self.net.lane_i, lane, s_guess, x, y)
 
+    def light_stop_xy(self) -> np.ndarray:
+        """Map positions [m] (k, 2) of the vehicle lights' stop lines (``distance_from_end_m``
+        before their lane's end; ``light_xy``, the lane end, is 004's light position for the
+        controller's master and offsets)."""
+        xy = np.zeros((len(self.light_lane), 2))
+        for k, lane in enumerate(self.light_lane):
+            s = next(sg.s_m for sg in self.signals(lane) if sg.light == self.light_names[k])
+            xy[k] = self.point(lane, s)[:2]
+        return xy
+
     def pedestrian_light_xy(self) -> np.ndarray:
         """Map positions [m] (k, 2) of the pedestrian lights: the crossing on their lane."""
         xy = np.zeros((len(self.ped_lane), 2))
