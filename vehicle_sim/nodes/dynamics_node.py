@@ -6,13 +6,10 @@ core.vehicle. This file only converts messages and wires topics and services.
 from __future__ import annotations
 
 import threading
-import time
 import traceback
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
-from rclpy.clock import Clock as RosClock
-from rclpy.clock import ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
@@ -32,6 +29,7 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.diagnostics import LoopDiagnostics
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
+from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import run
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
 from vehicle_sim.nodes.stack_inputs import initial_pose
@@ -52,7 +50,6 @@ def forward_gears(vehicle: VehicleParams, model: str) -> int:
     return 1
 
 
-CLOCK_MATCH_WAIT_S = 15.0  # [s] wall time for every node's /clock reader to match (a choice)
 
 
 class DynamicsNode(Node):
@@ -122,49 +119,20 @@ class DynamicsNode(Node):
         self.get_logger().info(f"real_time_factor now {updated.real_time_factor:g}")
 
     def start(self) -> None:
-        """Start the physics once every node of wait_for_nodes is in the ROS graph (so a bounded
-        fast run does not finish before its subscribers exist), then after start_settle_s and
-        once each of them reads /clock (with sim time; at most CLOCK_MATCH_WAIT_S more)."""
-        self._waiting_since = time.monotonic()
-        self._ready_at: float | None = None
-        # a steady-clock timer: with use_sim_time a ROS-time timer would wait for the /clock
-        # that only this loop publishes
-        self._start_timer = self.create_timer(0.05, self._try_start,
-                                              clock=RosClock(clock_type=ClockType.STEADY_TIME))
+        """The physics starts once the run's nodes are up and reading /clock (GraphStart)."""
+        self._graph_start = GraphStart(self, self.p.wait_for_nodes, self.p.start_timeout_s,
+                                       self.p.start_settle_s, self._start_loop)
 
-    def _try_start(self) -> None:
-        now = time.monotonic()
-        if self._ready_at is None:
-            missing = sorted(set(self.p.wait_for_nodes) - set(self.get_node_names()))
-            waited = now - self._waiting_since
-            if missing and waited < self.p.start_timeout_s:
-                return
-            if missing:
-                self.get_logger().warning(f"starting without {', '.join(missing)} after "
-                                          f"{waited:.0f} s")
-            self._up_at = now
-            self._ready_at = now + self.p.start_settle_s
-        # with sim time every node of the graph reads /clock: once each one's reader is known
-        # to this node, discovery has reached it (a loaded machine can take longer than
-        # start_settle_s); bounded in case a node runs without sim time
-        matching = (self.get_parameter("use_sim_time").value
-                    and not self._clock_readers_known()
-                    and now - self._up_at < CLOCK_MATCH_WAIT_S)
-        if now >= self._ready_at and not matching:
-            self.destroy_timer(self._start_timer)
-            self.get_logger().info("physics loop started")
-            if self.p.mode == "realtime" and self.p.realtime_priority > 1:
-                # this executor thread one FIFO level below the physics: when it holds the GIL
-                # the physics waits for, it gets a core at once instead of queueing behind the
-                # machine's other work (priority inversion); it sleeps in rcl_wait otherwise
-                refused = set_realtime_priority(self.p.realtime_priority - 1)
-                if refused:
-                    self.get_logger().info(f"executor thread: {refused}")
-            self._thread.start()
-
-    def _clock_readers_known(self) -> bool:
-        readers = {info.node_name for info in self.get_subscriptions_info_by_topic("/clock")}
-        return set(self.p.wait_for_nodes) <= readers
+    def _start_loop(self) -> None:
+        self.get_logger().info("physics loop started")
+        if self.p.mode == "realtime" and self.p.realtime_priority > 1:
+            # this executor thread one FIFO level below the physics: when it holds the GIL
+            # the physics waits for, it gets a core at once instead of queueing behind the
+            # machine's other work (priority inversion); it sleeps in rcl_wait otherwise
+            refused = set_realtime_priority(self.p.realtime_priority - 1)
+            if refused:
+                self.get_logger().info(f"executor thread: {refused}")
+        self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
