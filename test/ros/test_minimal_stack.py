@@ -1,7 +1,10 @@
 """Proof (issue 12): an external stack with no vehicle_sim code of its own drives the ego.
 
-The urban graph without its ego_driver runs in lockstep (`urban_stack`); examples/minimal_stack.py
-runs as a separate process on the same ROS_DOMAIN_ID with only standard interfaces (odometry,
+The urban graph without its ego_driver runs in real time (`urban_stack`), as a stack meets a
+simulator: the stack is not a lockstep peer, so in lockstep (or fast) mode the simulation would
+run ahead of it by however much a loaded machine delays it, and what it sees would depend on the
+machine (a clean-clone CI run in lockstep: a collision in a turn, a stop short of the goal).
+examples/minimal_stack.py runs as a separate process on the same ROS_DOMAIN_ID with only standard interfaces (odometry,
 the Lanelet2 export, Autoware perception objects and light groups, Ackermann commands). The
 run's recording says what happened: the ego went around the block, stopped before the stop line
 of a red light, and had no accident."""
@@ -31,6 +34,8 @@ QUEUE_M = 30.0                 # a stop behind cars queued at the line counts (g
 # GOAL (the stack's default goal, a loop on to v0_0_b0, needs ~25 s of simulation more)
 GOAL = (60.0, 101.75)
 CHECKPOINTS = ((50.0, -1.75), (101.75, 50.0), (80.0, 101.75))
+QUEUE_GAP_M = 15.0             # behind a queued car: the stack's 6 m standstill gap + two halves
+                               # of a car (~4.5 m each) + margin
 FRONT_M = 2.1                  # medium_car: CG to the front bumper (vehicles/medium_car.yaml)
 STATE_RED = 2                  # vehicle_sim/TrafficLight.STATE_RED (msg/TrafficLight.msg)
 
@@ -47,8 +52,17 @@ def stop_line_y() -> float:
     return net.point(lane, s_m)[1]
 
 
+def lead_gap_m(agents, x: float, y: float) -> float:
+    """Centre distance [m] from the westbound ego at (x, y) to the nearest agent ahead in its
+    lane (TrafficAgentArray), inf if none."""
+    ahead = [x - a.pose.position.x for a in agents.agents
+             if abs(a.pose.position.y - y) < 1.5 and a.pose.position.x < x]
+    return min(ahead, default=float("inf"))
+
+
 def recorded(path: Path) -> dict[str, list]:
-    out: dict[str, list] = {"/vehicle/state": [], "/traffic/lights": [], "/accidents": []}
+    out: dict[str, list] = {"/vehicle/state": [], "/traffic/lights": [], "/accidents": [],
+                            "/traffic/agents": []}
     with path.open("rb") as f:
         for m in mcap_ros2.read_ros2_messages(f, topics=list(out)):
             out[m.channel.topic].append(m.ros_msg)
@@ -84,7 +98,7 @@ def run(tmp_path_factory):
     try:
         assert ready.wait(120.0) and stack.poll() is None, "".join(lines)[-3000:]
         sim = subprocess.run([str(BIN / "vehicle_sim_run"), "--scenario", "urban_stack",
-                              "--mode", "lockstep", "--duration", str(DURATION_S), "--seed",
+                              "--mode", "realtime", "--duration", str(DURATION_S), "--seed",
                               str(SEED), "--record", "true", "--record_dir", str(tmp),
                               "--timeout", "240"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -118,10 +132,17 @@ def test_the_stack_drives_the_ego_around_the_block(run):
             CHECKPOINTS]
     assert all(near), (near, log[-3000:])
     assert passed == sorted(passed), passed
-    # stopped at the goal: the stack aims its CG 2.3 m before it; measured 2.3 m past it after
-    # braking from 7.3 m/s (the speed controller lags the stack's 2.5 m/s^2 profile)
-    assert abs(xy[-1, 1] - GOAL[1]) < 1.0 and abs(xy[-1, 0] - GOAL[0]) < 5.0, xy[-1]
-    assert states[-1].twist.linear.x < 0.2  # stopped at the goal
+    # at rest at the end on the third side: at the goal (the stack aims its CG 2.3 m before it;
+    # measured 2.3 m past it after braking from 7.3 m/s, the speed controller lagging the
+    # stack's 2.5 m/s^2 profile), or short of it behind a car queued at the next junction's
+    # light: the stack is not a lockstep peer, so on a loaded machine its commands lag and it
+    # can reach that junction in another phase of its light (a clean-clone CI run: at rest
+    # 21.75 m short of the goal)
+    x, y = xy[-1]
+    assert abs(y - GOAL[1]) < 1.0 and GOAL[0] - 5.0 < x < CHECKPOINTS[2][0] + 3.0, xy[-1]
+    assert abs(states[-1].twist.linear.x) < 0.2
+    gap_m = lead_gap_m(topics["/traffic/agents"][-1], x, y)
+    assert x - GOAL[0] < 5.0 or gap_m < QUEUE_GAP_M, (xy[-1], gap_m)
 
 
 def test_the_stack_stopped_before_the_stop_line_while_the_light_was_red(run):
