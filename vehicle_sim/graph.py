@@ -45,8 +45,9 @@ LAUNCH_ARGS = (
     LaunchArg("record_dir", "runs", "folder for MCAP recordings and run summaries"),
     LaunchArg("headless", "true", "false also starts rviz2 where it is installed",
               ("true", "false")),
-    LaunchArg("base_link", "cg", "reference point of base_link for the dynamics node and the "
-              "sensors: the CG, or the rear-axle centre on the ground (Autoware's)",
+    LaunchArg("base_link", "cg", "reference point of base_link for the dynamics node, the "
+              "sensors and the bridge's velocity report: the CG, or the rear-axle centre on the "
+              "ground (Autoware's)",
               REFERENCE_POINTS),
     LaunchArg("discovery_range", "LOCALHOST", "ROS_AUTOMATIC_DISCOVERY_RANGE for every node; "
               "SUBNET to reach rigs and stacks on a LAN (an explicit choice)", DISCOVERY_RANGES),

@@ -61,6 +61,12 @@ class RecorderParams:
                           "that time is recorded: the run then never outpaces the recording "
                           "(set by the scenario's lockstep_peer in mode lockstep)")
 
+    def __post_init__(self) -> None:
+        if self.lockstep and not self.wanted("/vehicle/state", "vehicle_sim/msg/VehicleState"):
+            raise ValueError("lockstep: /vehicle/state must be recorded (the recorder "
+                             "acknowledges each frame by its state); topics / exclude_topics "
+                             "leave it out")
+
     def wanted(self, topic: str, datatype: str) -> bool:
         """Record ``topic`` of ``datatype``: listed, or of a recorded type and not excluded."""
         return topic in self.topics or (

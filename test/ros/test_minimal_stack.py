@@ -4,8 +4,9 @@ The urban graph without its ego_driver runs in real time (`urban_stack`), as a s
 simulator: the stack is not a lockstep peer, so in lockstep (or fast) mode the simulation would
 run ahead of it by however much a loaded machine delays it, and what it sees would depend on the
 machine (a clean-clone CI run in lockstep: a collision in a turn, a stop short of the goal).
-examples/minimal_stack.py runs as a separate process on the same ROS_DOMAIN_ID with only standard interfaces (odometry,
-the Lanelet2 export, Autoware perception objects and light groups, Ackermann commands). The
+examples/minimal_stack.py runs as a separate process on the same ROS_DOMAIN_ID with only
+standard interfaces (odometry, the Lanelet2 export, Autoware perception objects and light groups,
+Ackermann commands). The
 run's recording says what happened: the ego went around the block, stopped before the stop line
 of a red light, and had no accident."""
 from __future__ import annotations

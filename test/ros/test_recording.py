@@ -117,8 +117,11 @@ def test_in_lockstep_a_stopped_recorder_holds_the_run_and_misses_no_state(ros_no
         assert pid, "recorder process not found"
         os.kill(int(pid[0]), signal.SIGSTOP)
         try:
-            spin_for(ros_node, 0.5)
-            held_at = now_ns[0]  # frames in flight when it stopped are done by now
+            # the frames under way when it stopped end (at most two: the barrier lets frame f
+            # run once every peer acknowledged f - 1); then simulated time stands still
+            assert still_for(ros_node, now_ns, 1.0, within_s=15.0), \
+                "simulated time went on without the recorder"
+            held_at = now_ns[0]
             spin_for(ros_node, 1.5)
             assert now_ns[0] == held_at, "simulated time went on without the recorder"
         finally:
@@ -136,6 +139,19 @@ def test_in_lockstep_a_stopped_recorder_holds_the_run_and_misses_no_state(ros_no
     # 100 Hz (config/dynamics.yaml): none lost, none twice
     assert set(np.diff(stamps)) == {10_000_000}
     assert stamps[-1] >= 3 * 10**9 - 10_000_000
+
+
+def still_for(node, now_ns: list[int], seconds: float, within_s: float) -> bool:
+    """True once now_ns[0] has not changed for ``seconds`` of wall time, within ``within_s``."""
+    end = time.monotonic() + within_s
+    last, since = now_ns[0], time.monotonic()
+    while time.monotonic() < end:
+        node.test_executor.spin_once(timeout_sec=0.05)
+        if now_ns[0] != last:
+            last, since = now_ns[0], time.monotonic()
+        elif time.monotonic() - since >= seconds:
+            return True
+    return False
 
 
 def spin_for(node, seconds: float) -> None:

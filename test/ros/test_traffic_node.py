@@ -300,12 +300,20 @@ def test_two_shards_hand_agents_over_and_conserve_them(rig, start_node, tmp_path
     assert len(both) > steps * 0.9
     everyone = owned[0][both[0]] | owned[1][both[0]]
     assert len(everyone) == n, "the shards split the whole-city placement"
+    # without lockstep a shard adopts what has arrived (shard_link): a hand-over is reliable,
+    # but how many steps it takes to arrive depends on the machine, so an agent is checked to be
+    # handed over before it goes missing and adopted after, not within a number of steps
+    handed: dict[int, list[int]] = {}  # agent id -> stamps of the hand-overs that carried it
+    for stamp, ids in sent.items():
+        for i in ids:
+            handed.setdefault(i, []).append(stamp)
     crossings = 0
     for t in both:
         assert not owned[0][t] & owned[1][t], f"an agent owned twice at {t}"
-        in_flight = set().union(*(sent.get(t - k * DT, set()) for k in range(3)))
-        missing = everyone - owned[0][t] - owned[1][t]
-        assert missing <= in_flight, f"agents lost at {t}: {missing - in_flight}"
+        for i in everyone - owned[0][t] - owned[1][t]:
+            assert any(h <= t for h in handed.get(i, ())), f"agent {i} lost at {t}"
+            assert any(i in owned[0][u] | owned[1][u] for u in both if u > t) or \
+                t >= both[-1] - 20 * DT, f"agent {i} handed over before {t}, never adopted"
         for a in (0, 1):
             if t - DT in owned[a]:  # the map is closed: agents leave a shard only handed over
                 left = owned[a][t - DT] - owned[a][t]
@@ -313,15 +321,15 @@ def test_two_shards_hand_agents_over_and_conserve_them(rig, start_node, tmp_path
                 crossings += len(left)
     assert crossings >= 5, f"only {crossings} shard crossings in {steps} steps"
     for (t, i), to in to_owner.items():  # a handed agent appears, same id, in the other shard
-        if t + 2 * DT <= both[-1]:
-            k, first = next((k, s) for k in range(3) for s in (0, 1)
-                            if i in owned[s].get(t + k * DT, ()))
-            assert first == to, f"agent {i} sent at {t} to shard {to} appeared in {first}"
-            x, y, u = state[(t, i)]  # one step of motion since the record (not two: no double step)
-            moved = math.dist(where[(first, t + k * DT)][i], (x, y))
-            assert moved <= 1.3 * u * DT * 1e-9 + 0.05, (i, moved, u)
-    assert owned[0][both[-1]] | owned[1][both[-1]] | sent.get(both[-1], set()) | \
-        sent.get(both[-1] - DT, set()) == everyone, "total agent count conserved"
+        later = [(u, s) for u in both if u > t for s in (0, 1) if i in owned[s].get(u, ())]
+        if not later:
+            continue  # handed over at the end of the run (checked above)
+        u, first = later[0]
+        assert first == to, f"agent {i} sent at {t} to shard {to} appeared in {first}"
+        if u == t + DT:  # adopted at the next step: one step of motion since the record
+            x, y, v = state[(t, i)]  # (not two: no double step)
+            moved = math.dist(where[(first, u)][i], (x, y))
+            assert moved <= 1.3 * v * DT * 1e-9 + 0.05, (i, moved, v)
     # ghosts: copies of the other shard's agents near the boundary, refreshed every 10 steps
     assert rig.ghosts and {g.to_owner for g in rig.ghosts} == {TrafficHandover.TO_ALL}
     seen = 0

@@ -50,8 +50,6 @@ def forward_gears(vehicle: VehicleParams, model: str) -> int:
     return 1
 
 
-
-
 class DynamicsNode(Node):
     def __init__(self) -> None:
         super().__init__("dynamics")

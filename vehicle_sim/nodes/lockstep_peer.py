@@ -13,10 +13,11 @@ publishes from then on is received (recorded) in full, also after a respawn in m
 the run goes on as soon as this node acknowledges. Joined means: every node named in the
 parameter ``lockstep_graph`` (the run's other nodes, set by vehicle_sim.graph) is in the ROS
 graph, and each publisher of this node has matched at least one reader per node the graph shows
-reading its topic (counted by name: a killed process's readers stay in the graph until their
-lease ends, under the name of its respawned successor). A reader node that is down keeps
-that from happening: JOIN_WAIT_S after its first frame came, the node joins anyway, with one
-warning naming what it did not reach.
+reading its topic, this node included (counted by name: a killed process's readers stay in the
+graph until their lease ends, under the name of its respawned successor). A node that publishes
+before its first frame (a sensor models every state) holds that back until it has joined
+(``joined``). A reader node that is down keeps that from happening: JOIN_WAIT_S after its first
+frame came, the node joins anyway, with one warning naming what it did not reach.
 """
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.clock import Clock as RosClock
 from rclpy.clock import ClockType
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 
 from vehicle_sim.core.realtime import FrameQueue
@@ -45,11 +45,12 @@ class LockstepPeer:
                  process: Callable[[int], tuple[int, int]], resend: Callable[[], None]):
         self._node = node
         self._name, self._process, self._resend = node.get_name(), process, resend
+        given = node._parameter_overrides.get(GRAPH_PARAM)  # as params.declare_and_load does
         self._graph = set(node.declare_parameter(
-            GRAPH_PARAM, Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-                type=ParameterType.PARAMETER_STRING_ARRAY,
+            GRAPH_PARAM, given.value if given is not None else [], ParameterDescriptor(
+                type=ParameterType.PARAMETER_STRING_ARRAY, read_only=True,
                 description="lockstep: the run's other nodes, whose readers this node's "
-                            "publishers reach before its first frame")).value or ()) - {self._name}
+                            "publishers reach before its first frame")).value) - {self._name}
         self._joining, self._join_by = True, 0.0  # deadline set by the first frame's wait
         self._join_timer = node.create_timer(0.05, self.pump,
                                              clock=RosClock(clock_type=ClockType.STEADY_TIME))
@@ -57,6 +58,11 @@ class LockstepPeer:
         self._ack: LockstepAck | None = None
         self._pub = node.create_publisher(LockstepAck, "/sim/lockstep_ack", qos.LOCKSTEP_ACK)
         node.create_subscription(Clock, "/clock", self._on_clock, qos.RELIABLE_STREAM)
+
+    @property
+    def joined(self) -> bool:
+        """The first frame's wait for the readers is over (see the module docstring)."""
+        return not self._joining
 
     def pump(self) -> None:
         """Process the frames whose inputs are now in (call after every input arrival)."""
@@ -86,8 +92,8 @@ class LockstepPeer:
             topic = pub.topic_name
             if topic in _NOT_DATA:
                 continue
-            readers = {info.node_name for info in node.get_subscriptions_info_by_topic(topic)
-                       if info.node_name != self._name}
+            # by name, this node's own reader too: the matched count includes it
+            readers = {info.node_name for info in node.get_subscriptions_info_by_topic(topic)}
             if pub.get_subscription_count() < len(readers):
                 missing.append(f"a reader of {topic}")
         return missing

@@ -102,15 +102,21 @@ class RecorderNode(Node):
         self.get_logger().info(f"recording to {self.path}")
 
     def _discover(self) -> None:
-        """Subscribe to wanted topics that appeared (one type only); known ones at once."""
+        """Subscribe to wanted topics that appeared (published in one type only); known ones at
+        once."""
         for topic, (datatype, profile) in KNOWN_TOPICS.items():
             if topic not in self._types and self.p.wanted(topic, datatype):
                 self._declared[topic] = profile
                 self._subscribe(topic, datatype, _like(profile))
-        for topic, types in self.get_topic_names_and_types():
-            if topic in self._types or len(types) != 1 or not self.p.wanted(topic, types[0]):
+        for topic, listed in self.get_topic_names_and_types():
+            if topic in self._types or not any(self.p.wanted(topic, t) for t in listed):
                 continue
-            self._subscribe(topic, types[0], self._qos_for(topic))
+            # the publishers' type: the graph also lists subscribers' (the bridge reads cmd_vel
+            # as Twist until a TwistStamped publisher appears, nodes.type_following)
+            types = {i.topic_type for i in self.get_publishers_info_by_topic(topic)}
+            if len(types) != 1 or not self.p.wanted(topic, next(iter(types))):
+                continue
+            self._subscribe(topic, types.pop(), self._qos_for(topic))
 
     def _subscribe(self, topic: str, datatype: str, profile: QoSProfile) -> None:
         try:

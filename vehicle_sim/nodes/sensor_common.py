@@ -112,15 +112,32 @@ class SensorNode(Node):
                                  qos.SENSOR_STATE_IN if self.p.mode == "realtime"
                                  else qos.RELIABLE_STREAM)
         self.diagnostics = Diagnostics(self, self.node_name)  # once per simulated second
-        self.lockstep = (LockstepPeer(self, lambda t_ns: self.seen_ns >= t_ns,
-                                      lambda t_ns: (0, 0), lambda: None)
+        self.lockstep = (LockstepPeer(self, self._frame_ready, lambda t_ns: (0, 0),
+                                      lambda: None)
                          if self.p.lockstep else None)
+        self._held: list[VehicleState] = []  # lockstep: states before the peer has joined
 
     def _on_state(self, msg: VehicleState) -> None:
-        self._model_state(msg)
-        if self.lockstep is not None:
-            self.seen_ns = max(self.seen_ns, to_ns(msg.header.stamp))
-            self.lockstep.pump()
+        if self.lockstep is None:
+            self._model_state(msg)
+            return
+        # modelled (and published) once the peer has joined: its first outputs reach every
+        # reader (a respawned sensor's, the recorder's); until then held, in order
+        self._held.append(msg)
+        self.seen_ns = max(self.seen_ns, to_ns(msg.header.stamp))
+        if self.lockstep.joined:
+            self._model_held()
+        self.lockstep.pump()
+
+    def _frame_ready(self, t_ns: int) -> bool:
+        """Lockstep: the state of frame t_ns is in (asked once the peer has joined)."""
+        self._model_held()
+        return self.seen_ns >= t_ns
+
+    def _model_held(self) -> None:
+        held, self._held = self._held, []
+        for msg in held:
+            self._model_state(msg)
 
     def _model_state(self, msg: VehicleState) -> None:
         bad = first_non_finite(msg)

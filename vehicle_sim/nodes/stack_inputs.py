@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from rclpy.node import Node
-
 from geometry_msgs.msg import Twist, TwistStamped
+from rclpy.node import Node
 
 from vehicle_sim.core.controls import (
     ControlLimits,

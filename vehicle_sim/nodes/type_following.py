@@ -51,7 +51,7 @@ class TypeFollowingSubscription:
                     f"{self.topic_name} is published as {' and '.join(sorted(ours))}: reading "
                     f"{current} only")
             return
-        new = sorted(ours)[0]
+        new = min(ours)
         self._node.destroy_subscription(self._sub)
         self.msg_type = self._types[new]
         self._sub = self._node.create_subscription(self.msg_type, self._topic, self._callback,

@@ -6,7 +6,7 @@ from the newest vehicle state, at most ``RATE_HZ`` in sim time:
 | topic | type | from |
 | --- | --- | --- |
 | /vehicle/status/velocity_status | VelocityReport | base_link forward, left velocity, yaw rate |
-|  |  | at base_link's reference point (v + w x r from the CG) |
+|  |  | at base_link's reference point (core.frames.at_reference) |
 | /vehicle/status/steering_status | SteeringReport | the road-wheel angle applied |
 | /vehicle/status/gear_status | GearReport | the gear engaged (PARK after a PARK command) |
 | /vehicle/status/control_mode | ControlModeReport | MANUAL on the driver, else AUTONOMOUS |
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vehicle_sim.core.frames import vehicle_reference_m
+from vehicle_sim.core.frames import PoseTwist, at_reference, vehicle_reference_m
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -82,10 +82,12 @@ class VehicleReports:
             return
         self._next_ns, self._last_ns = t_ns + int(1e9 / RATE_HZ), t_ns
         v, stamp = AW_VEHICLE, msg.header.stamp
-        w = msg.twist.angular
-        at_ref = conv.vec(msg.twist.linear) + np.cross((w.x, w.y, w.z), self.r_m)
+        cg = PoseTwist(np.zeros(3), np.zeros(3), conv.vec(msg.twist.linear),
+                       conv.vec(msg.twist.angular))
+        at_ref = at_reference(cg, self.r_m).velocity_mps
         velocity = v.VelocityReport(longitudinal_velocity=float(at_ref[0]),
-                                    lateral_velocity=float(at_ref[1]), heading_rate=w.z)
+                                    lateral_velocity=float(at_ref[1]),
+                                    heading_rate=msg.twist.angular.z)
         velocity.header.stamp, velocity.header.frame_id = stamp, msg.child_frame_id
         # the rig's driver: MANUAL; a latched e-stop: DISENGAGED; else ready for the stack
         mode = {"driver": v.ControlModeReport.MANUAL, "estop": v.ControlModeReport.DISENGAGED
