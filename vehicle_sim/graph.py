@@ -144,8 +144,10 @@ def dds_environment(discovery_range: str, env: Mapping[str, str]) -> dict[str, s
     if (discovery_range != "LOCALHOST" or own_profile
             or env.get("RMW_IMPLEMENTATION", "") not in _FAST_DDS_RMWS):
         return {"ROS_AUTOMATIC_DISCOVERY_RANGE": discovery_range}
+    profile = str(config_path(LOOPBACK_PROFILE))
+    # Fast DDS 3 (Kilted) reads FASTDDS_..., Fast DDS 2 (Jazzy wheels) only FASTRTPS_...
     return {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT",
-            "FASTDDS_DEFAULT_PROFILES_FILE": str(config_path(LOOPBACK_PROFILE))}
+            "FASTDDS_DEFAULT_PROFILES_FILE": profile, "FASTRTPS_DEFAULT_PROFILES_FILE": profile}
 
 
 def scenario_names() -> list[str]:
