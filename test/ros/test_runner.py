@@ -283,3 +283,18 @@ def test_seeded_lockstep_runs_with_two_traffic_shards_repeat_exactly(tmp_path):
                 if not a.ghost:
                     owners.setdefault(a.id, set()).add(a.owner)
     assert any(len(s) > 1 for s in owners.values()), "no agent was handed over"
+
+
+def test_the_loopback_profile_is_given_under_both_fast_dds_names():
+    """Fast DDS 3 (Kilted wheels) reads FASTDDS_DEFAULT_PROFILES_FILE, Fast DDS 2 (Jazzy wheels)
+    only FASTRTPS_DEFAULT_PROFILES_FILE: a LOCALHOST run sets both; a user's own profile, under
+    either name, or SUBNET, gets none."""
+    env = graph.dds_environment("LOCALHOST", {})
+    assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SYSTEM_DEFAULT"
+    assert env["FASTDDS_DEFAULT_PROFILES_FILE"] == env["FASTRTPS_DEFAULT_PROFILES_FILE"]
+    assert env["FASTDDS_DEFAULT_PROFILES_FILE"].endswith(graph.LOOPBACK_PROFILE)
+    for own in ({"FASTRTPS_DEFAULT_PROFILES_FILE": "/x.xml"},
+                {"FASTDDS_DEFAULT_PROFILES_FILE": "/x.xml"}):
+        assert graph.dds_environment("LOCALHOST", own) == {"ROS_AUTOMATIC_DISCOVERY_RANGE":
+                                                          "LOCALHOST"}
+    assert graph.dds_environment("SUBNET", {}) == {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}
