@@ -149,26 +149,37 @@ def test_initialpose_in_map_places_base_link_at_the_rear_axle_through_map_to_odo
         ros_node.destroy_subscription(sub)
 
 
-def test_reports_restart_with_sim_time_and_say_who_drives(ros_node):
-    """A new run (sim time back to the start) is reported at once, not after the old run's
-    time; the control mode is MANUAL for the rig, DISENGAGED under the e-stop."""
+def reports_of(ros_node, reference: str):
+    """VehicleReports on the test node for the medium car, base_link at ``reference``; and the
+    vehicle."""
     from vehicle_sim.core.config import load
     from vehicle_sim.core.controls import ControlLimits
     from vehicle_sim.core.vehicle.params import VehicleParams
-    from vehicle_sim.nodes.conversions import stamp
     from vehicle_sim.nodes.stack_inputs import StackInputs
     from vehicle_sim.nodes.vehicle_reports import VehicleReports
     from vehicle_sim.paths import config_path
-    inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
-                         ControlLimits(0.5, 1), lambda line: None)
-    reports = VehicleReports(ros_node, inputs, "cg", load(VehicleParams,
-                                                          config_path("vehicles/medium_car.yaml")))
-    modes: list = []
-    sub = ros_node.create_subscription(aw_vehicle.ControlModeReport,
-                                       "/vehicle/status/control_mode", modes.append, qos.COMMAND)
+    vehicle = load(VehicleParams, config_path("vehicles/medium_car.yaml"))
+    inputs = StackInputs(vehicle, ControlLimits(0.5, 1), lambda line: None)
+    return VehicleReports(ros_node, inputs, reference, vehicle), vehicle
+
+
+def listen(ros_node, reports, name: str, msg_type) -> tuple[list, object]:
+    """(received messages, subscription) of report ``name``, once matched with its publisher."""
+    got: list = []
+    sub = ros_node.create_subscription(msg_type, f"/vehicle/status/{name}", got.append,
+                                       qos.COMMAND)
+    ros_node.spin_until(lambda: reports._pubs[name].get_subscription_count() > 0,
+                        what=f"{name} match")
+    return got, sub
+
+
+def test_reports_restart_with_sim_time_and_say_who_drives(ros_node):
+    """A new run (sim time back to the start) is reported at once, not after the old run's
+    time; the control mode is MANUAL for the rig, DISENGAGED under the e-stop."""
+    from vehicle_sim.nodes.conversions import stamp
+    reports, _ = reports_of(ros_node, "cg")
+    modes, sub = listen(ros_node, reports, "control_mode", aw_vehicle.ControlModeReport)
     try:
-        ros_node.spin_until(lambda: reports._pubs["control_mode"].get_subscription_count() > 0,
-                            what="control_mode match")
         for t_ms, source in ((5000, "autonomy"), (5020, "driver"), (5040, "estop"),
                              (20, "autonomy")):  # the last: a new run
             state = VehicleState()
@@ -186,22 +197,10 @@ def test_reports_restart_with_sim_time_and_say_who_drives(ros_node):
 def test_the_velocity_report_is_the_reference_points(ros_node):
     """base_link at the rear axle: the report's lateral velocity is the rear axle's,
     v_y - r * l_r (Autoware's base_link), not the CG's; forward speed and yaw rate as they are."""
-    from vehicle_sim.core.config import load
-    from vehicle_sim.core.controls import ControlLimits
-    from vehicle_sim.core.vehicle.params import VehicleParams
     from vehicle_sim.nodes.conversions import stamp
-    from vehicle_sim.nodes.stack_inputs import StackInputs
-    from vehicle_sim.nodes.vehicle_reports import VehicleReports
-    from vehicle_sim.paths import config_path
-    vehicle = load(VehicleParams, config_path("vehicles/medium_car.yaml"))
-    inputs = StackInputs(vehicle, ControlLimits(0.5, 1), lambda line: None)
-    reports = VehicleReports(ros_node, inputs, "rear_axle", vehicle)
-    got: list = []
-    sub = ros_node.create_subscription(aw_vehicle.VelocityReport,
-                                       "/vehicle/status/velocity_status", got.append, qos.COMMAND)
+    reports, vehicle = reports_of(ros_node, "rear_axle")
+    got, sub = listen(ros_node, reports, "velocity_status", aw_vehicle.VelocityReport)
     try:
-        ros_node.spin_until(lambda: reports._pubs["velocity_status"].get_subscription_count() > 0,
-                            what="velocity_status match")
         state = VehicleState()
         state.header.stamp = stamp(1_000_000_000)
         state.twist.linear.x, state.twist.linear.y, state.twist.angular.z = 10.0, 0.5, 0.4
