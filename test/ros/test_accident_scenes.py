@@ -1,9 +1,8 @@
 """Paper 002's worked example A4 as the shipped scenario ``accident_a4``, run for real (runner,
-every node over DDS, lockstep): collision 1 is reported on ``accidents`` with SOURCE_SCRIPTED,
-by the planned bodies with the planned parts, within 1 m and 0.1 s of the plan; collision 2
-(A's front into tree1) does not happen through physics: 004's no-slip contact spins A away from
-the tree (README, Accidents; test/core/test_accident_scene.py). The scripted cars' damage is in
-the run summary."""
+every node over DDS, lockstep): both collisions (B's front into A's left side, then A's front
+into tree1) are reported on ``accidents`` with SOURCE_SCRIPTED, in order, by the planned bodies,
+within 1 m and 0.1 s of the plan, collision 1 with the planned parts and collision 2 with A's
+front (a tree has no parts). The scripted cars' damage is in the run summary."""
 from __future__ import annotations
 
 import json
@@ -31,8 +30,9 @@ def test_accident_a4_happens_as_planned(tmp_path):
     events = summary["accident_details"]
     vehicles = {k: load_vehicle(config_path(f)) for k, f in VEHICLE_FILES.items()}
     planned = AccidentScene(config_path("accidents/a4.yaml"), vehicles, start_s=1.0).planned
-    assert len(events) == 1, events  # collision 1 only (module docstring)
-    for p, e in zip(planned[:1], events, strict=True):
+    assert len(events) == 2, events
+    assert events[0]["time_s"] < events[1]["time_s"]
+    for p, e in zip(planned, events, strict=True):
         victim = f"static/{p.victim}" if p.victim == "tree1" else f"scripted/{p.victim}"
         assert (e["actor"], e["victim"]) == (f"scripted/{p.actor}", victim), e
         assert e["source"] == SOURCE_SCRIPTED, e
@@ -44,9 +44,10 @@ def test_accident_a4_happens_as_planned(tmp_path):
               f"{PART_NAMES[e['victim_part']]} at {e['time_s']:.2f} s "
               f"({e['position_m'][0]:.2f}, {e['position_m'][1]:.2f}), "
               f"{e['impact_speed_mps']:.1f} m/s")
-    first = events[0]
+    first, second = events
     assert (PART_NAMES[first["actor_part"]], PART_NAMES[first["victim_part"]]) == (
         planned[0].actor_part, planned[0].victim_part)
+    assert PART_NAMES[second["actor_part"]] == planned[1].actor_part == "front"
     # the scripted cars' damage reaches the run summary (traffic node -> monitor over DDS)
     damage = summary["damage"]
     assert {"scripted/vehicleA", "scripted/vehicleB"} <= set(damage), sorted(damage)

@@ -4,8 +4,9 @@ vehicles), keyed by body id: the traffic's counterpart of the ego's one DamageSt
 
 ``FleetDamage.add(contacts, states)`` takes one crash-world step's ContactReports and the
 post-step states of the bodies involved; each side of a contact that is a body of the book
-(not the prescribed ego, not a static object) adds the contact's impact impulse [N s] to the part
-hit (damage.damage_part from the contact point and the body's pose). The book is bounded
+(not the prescribed ego, not a static object; a prescribed scene vehicle is one) adds the
+contact's impact impulse [N s] to the part hit (damage.damage_part from the contact point and
+the body's pose). The book is bounded
 (``max_bodies``): a body beyond it is not tracked (``dropped`` counts them), never an error.
 """
 from __future__ import annotations

@@ -5,11 +5,15 @@ The traffic node owns one :class:`AccidentScene` when its scenario names an acci
 :class:`~vehicle_sim.core.accident.scripted.ScriptedFleet` (000's PD servo on single-track
 models) with the traffic's step; its vehicles are published with the traffic agents (message id
 ``0xFF000000 + k``, k = the vehicle's index in the template) and are bodies of the traffic's crash
-world (traffic_crashes). A vehicle in contact gets the crash world's state (``take_over``);
-after its last planned collision it is no longer driven (its references are off, 004) and the
-crash world moves it from then on, as a crashed agent. Before that it is the actor of a
-collision still to come (002's event chain: A4's car A, hit by B, drives on into the tree), so
-the servo keeps driving it from where the contact left it.
+world (traffic_crashes). While a vehicle's event chain goes on (a planned collision of its own
+more than ``DRIVE_ON_MARGIN_S`` ahead: 002's A4, car A, hit by B, drives on into tree1) it is a
+PRESCRIBED body there, as the ego is: it keeps to its plan through a contact (002's kinematic
+continuation; 000's servo holds it on its trajectory) and the crash model answers on the other
+body alone. Without that, 004's no-slip car-car contact spins A at ~2.2 rad/s away from the tree
+and collision 2 never happens (measured, README "Accidents"). From then on it is DYNAMIC: in
+contact it gets the crash world's state (``take_over``) and, after its last planned collision,
+it is no longer driven (its references are off, 004): the crash world moves it as a crashed
+agent.
 
 Frames: the template's coordinates (relative to the road centre) go to the map by ``origin_m`` and
 ``heading_rad``; states are in the map frame, SI units.
@@ -123,21 +127,23 @@ class AccidentScene:
         s = self.fleet.state()
         return np.column_stack((s.length_m, s.width_m))
 
-    def take_over(self, uid: int, state: np.ndarray) -> bool:
-        """Vehicle ``uid`` was in contact, now in ``state`` (6 values). True: the crash world
-        owns it from now on; False: the servo drives on (a planned collision is still to come,
-        in more than ``DRIVE_ON_MARGIN_S``)."""
+    def prescribed(self) -> np.ndarray:
+        """(n,) bool: the vehicles whose event chain goes on (module docstring): PRESCRIBED
+        bodies of the crash world."""
+        t_s = self.fleet.time_s
+        return np.array([k not in self._crashed and
+                         t_s < self._last_collision_s[n] - DRIVE_ON_MARGIN_S
+                         for k, n in enumerate(self.names)], dtype=bool)
+
+    def take_over(self, uid: int, state: np.ndarray) -> None:
+        """Vehicle ``uid``, a dynamic body (``prescribed`` is false: at most
+        ``DRIVE_ON_MARGIN_S`` before its last planned collision, or after it), was in contact
+        and is now in ``state`` (6 values): the crash world owns it from now on."""
         k = int(np.flatnonzero(self.uids == uid)[0])
-        name = self.names[k]
-        self._moved.add(name)
-        if k not in self._crashed and \
-                self.fleet.time_s < self._last_collision_s[name] - DRIVE_ON_MARGIN_S:
-            self.fleet.set_planar_state(name, state)
-            return False
+        self._moved.add(self.names[k])
         if k not in self._crashed:
-            self.fleet.hand_over(name)
+            self.fleet.hand_over(self.names[k])
         self._crashed[k] = np.asarray(state, dtype=float).copy()
-        return True
 
     def agents(self) -> dict[str, np.ndarray]:
         """The vehicles in TrafficSim.agents()'s format (for the traffic's messages)."""

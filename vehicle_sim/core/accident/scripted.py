@@ -174,16 +174,6 @@ class ScriptedFleet:
             raise KeyError(f"no scripted vehicle {name!r} (known: {', '.join(self._names)})")
         self._driving[self._names.index(name)] = False
 
-    def set_planar_state(self, name: str, state: np.ndarray) -> None:
-        """Vehicle ``name`` is now at x, y [m], yaw [rad], vx, vy [m/s] (map), yaw_rate [rad/s]
-        (a contact moved it); a driven vehicle's servo goes on from there."""
-        k = self._names.index(name)
-        x, y, yaw, vx, vy, r = (float(v) for v in state)
-        c, s = math.cos(yaw), math.sin(yaw)
-        model = self._models[k]
-        model._x[[S_X, S_Y, S_YAW, S_U, S_V, S_R]] = (x, y, yaw, c * vx + s * vy,
-                                                      -s * vx + c * vy, r)
-
     def step(self, dt_s: float, skip: frozenset[str] = frozenset()) -> None:
         """Advance every driven vehicle by dt_s [s]: servo command, then model sub-steps;
         vehicles named in ``skip`` were moved over this step by the crash physics."""

@@ -4,7 +4,8 @@ Each traffic step, before the agents and the scene move (``TrafficCrashes.step``
 at the start of the step; the crash world advances the bodies it handles over the step, and the
 traffic kernel and the scene's servo then skip them):
 - the bodies are packed for :class:`~vehicle_sim.core.accident.crash_world.CrashWorld`: the
-  owned traffic agents and the scene's vehicles as DYNAMIC bodies, the ego as PRESCRIBED (its own
+  owned traffic agents and the scene's vehicles as DYNAMIC bodies (but a scene vehicle whose
+  event chain goes on: PRESCRIBED, AccidentScene.prescribed), the ego as PRESCRIBED (its own
   crash forces act inside the dynamics node's physics, ego_contacts; here it only pushes);
 - the crash world runs 004's crash model only for pairs in contact, sub-stepped;
 - every dynamic body it reports (in contact now, or crashed before) is taken over: a traffic agent
@@ -73,7 +74,7 @@ class TrafficCrashes:
         self._take_over(done.ids, done.states)
         self._release_removed()
         if done.contacts:
-            self.damage_changed = self.damage.add(done.contacts, _poses(bodies, done))
+            self.damage_changed = self.damage.add(done.contacts, _poses(bodies, done, dt_s))
         return done.contacts
 
     def _bodies(self, ego) -> BodyArrays:
@@ -94,7 +95,7 @@ class TrafficCrashes:
             vel.append(st[:, 3:])
             size.append(self.scene.sizes())
             cols["ids"].append(self.scene.uids)
-            cols["mode"].append(np.full(k, DYNAMIC))
+            cols["mode"].append(np.where(self.scene.prescribed(), PRESCRIBED, DYNAMIC))
             vps = [self.scene.params_of(i) for i in range(k)]
             cols["mass"].append(np.array([p.chassis.mass_kg for p in vps]))
             cols["inertia"].append(np.array([p.chassis.yaw_inertia_kgm2 for p in vps]))
@@ -117,8 +118,7 @@ class TrafficCrashes:
         scripted = np.isin(ids, self.scene.uids) if self.scene is not None \
             else np.zeros(len(ids), dtype=bool)
         for uid, row in zip(ids[scripted], states[scripted], strict=True):
-            if not self.scene.take_over(int(uid), row):  # driven on: not crashed here
-                self.world.release(int(uid))
+            self.scene.take_over(int(uid), row)
         agents, rows = ids[~scripted], states[~scripted]
         if len(agents) == 0:
             return
@@ -138,15 +138,20 @@ class TrafficCrashes:
         self._known_crashed &= live
 
 
-def _poses(bodies: BodyArrays, done) -> dict[int, BodyPose]:
-    """BodyPose of the dynamic bodies the step moved (post-step pose; box and mass)."""
+def _poses(bodies: BodyArrays, done, dt_s: float) -> dict[int, BodyPose]:
+    """BodyPose (post-step pose; box and mass) of the dynamic bodies the step moved and of the
+    prescribed scene vehicles (moved at their given velocity over dt_s [s]), whose damage the
+    book keeps; not the ego's (its own crash physics has it)."""
     row = {int(i): k for k, i in enumerate(bodies.ids.tolist())}
+    posed = {int(uid): st[:3] for uid, st in zip(done.ids.tolist(), done.states, strict=True)}
+    for k in np.flatnonzero((bodies.mode == PRESCRIBED) & (bodies.ids != EGO_ID)).tolist():
+        (x, y, yaw), (vx, vy, r) = bodies.pose[k], bodies.vel[k]
+        posed[int(bodies.ids[k])] = (x + vx * dt_s, y + vy * dt_s, yaw + r * dt_s)
     out = {}
-    for uid, st in zip(done.ids.tolist(), done.states, strict=True):
-        k = row[int(uid)]
-        out[int(uid)] = BodyPose(float(st[0]), float(st[1]), float(st[2]),
-                                 float(bodies.size[k, 0]), float(bodies.size[k, 1]),
-                                 float(bodies.mass_kg[k]))
+    for uid, (x, y, yaw) in posed.items():
+        k = row[uid]
+        out[uid] = BodyPose(float(x), float(y), float(yaw), float(bodies.size[k, 0]),
+                            float(bodies.size[k, 1]), float(bodies.mass_kg[k]))
     return out
 
 
