@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from vehicle_sim.core.accident.planners.plan import plan_accident
+from vehicle_sim.core.accident.planners.plan import check_chains, plan_accident
+from vehicle_sim.core.accident.planners.preplanner import preplan
 from vehicle_sim.core.accident.template import load_template, template_from_dict
 from vehicle_sim.core.config import ConfigError, load_yaml
 
@@ -152,3 +153,23 @@ def test_malformed_files_name_the_file(tmp_path):
     bad.write_text("format_version: 1\nname: x\nroad: crossroad\nvehicles: 3\ncollisions: []\n")
     with pytest.raises(ConfigError, match="broken.yaml: vehicles: expected a list"):
         load_template(bad)
+
+
+def test_a_collision_the_crash_physics_could_not_answer_is_refused():
+    """In a scene a vehicle with later collisions of its own keeps to its plan (a prescribed
+    body, core.accident.scene), so a static object must be its last collision, and one of two
+    vehicles in a collision must end its chain there."""
+    data = a4()  # A hits the tree, then B hits A: A's tree collision is not its last
+    data["collisions"] = [
+        {"actor": "vehicleA", "actor_part": "front", "victim": "tree1", "victim_part": "unknown"},
+        {"actor": "vehicleB", "actor_part": "front", "victim": "vehicleA",
+         "victim_part": "leftside"}]
+    with pytest.raises(ConfigError, match="collisions\\[0\\]"):
+        check_chains(preplan(template_from_dict(data, source="bad.yaml"), SIZES))
+    data = a4()  # B hits A, then A hits B again: neither ends its chain at collision 1
+    data["collisions"].insert(1, {"actor": "vehicleA", "actor_part": "rear",
+                                  "victim": "vehicleB", "victim_part": "front"})
+    scene = preplan(template_from_dict(data, source="bad.yaml"), SIZES)
+    with pytest.raises(ConfigError, match="both 'vehicleB' and 'vehicleA' have later"):
+        check_chains(scene)
+    check_chains(preplan(load_template(A4), SIZES))  # the shipped one passes

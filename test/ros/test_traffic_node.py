@@ -304,16 +304,18 @@ def test_two_shards_hand_agents_over_and_conserve_them(rig, start_node, tmp_path
     # but how many steps it takes to arrive depends on the machine, so an agent is checked to be
     # handed over before it goes missing and adopted after, not within a number of steps
     handed: dict[int, list[int]] = {}  # agent id -> stamps of the hand-overs that carried it
-    for stamp, ids in sent.items():
+    for t_sent, ids in sent.items():
         for i in ids:
-            handed.setdefault(i, []).append(stamp)
+            handed.setdefault(i, []).append(t_sent)
+    last_owned: dict[int, int] = {}  # agent id -> the newest step it was owned (so far)
     crossings = 0
     for t in both:
         assert not owned[0][t] & owned[1][t], f"an agent owned twice at {t}"
-        for i in everyone - owned[0][t] - owned[1][t]:
-            assert any(h <= t for h in handed.get(i, ())), f"agent {i} lost at {t}"
-            assert any(i in owned[0][u] | owned[1][u] for u in both if u > t) or \
-                t >= both[-1] - 20 * DT, f"agent {i} handed over before {t}, never adopted"
+        for i in everyone - owned[0][t] - owned[1][t]:  # in flight: handed over since owned
+            assert any(last_owned.get(i, -1) <= h <= t for h in handed.get(i, ())), \
+                f"agent {i} lost at {t}"
+        for i in owned[0][t] | owned[1][t]:
+            last_owned[i] = t
         for a in (0, 1):
             if t - DT in owned[a]:  # the map is closed: agents leave a shard only handed over
                 left = owned[a][t - DT] - owned[a][t]
@@ -330,6 +332,11 @@ def test_two_shards_hand_agents_over_and_conserve_them(rig, start_node, tmp_path
             x, y, v = state[(t, i)]  # (not two: no double step)
             moved = math.dist(where[(first, u)][i], (x, y))
             assert moved <= 1.3 * v * DT * 1e-9 + 0.05, (i, moved, v)
+    # conserved at the end: owned, or handed over after it was last owned, and within the last
+    # second (an agent in flight for longer was lost on arrival)
+    for i in everyone - owned[0][both[-1]] - owned[1][both[-1]]:
+        assert any(h >= max(last_owned[i], both[-1] - 20 * DT) for h in handed.get(i, ())), \
+            f"agent {i} lost at the end"
     # ghosts: copies of the other shard's agents near the boundary, refreshed every 10 steps
     assert rig.ghosts and {g.to_owner for g in rig.ghosts} == {TrafficHandover.TO_ALL}
     seen = 0

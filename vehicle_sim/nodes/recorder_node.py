@@ -114,6 +114,10 @@ class RecorderNode(Node):
             # the publishers' type: the graph also lists subscribers' (the bridge reads cmd_vel
             # as Twist until a TwistStamped publisher appears, nodes.type_following)
             types = {i.topic_type for i in self.get_publishers_info_by_topic(topic)}
+            if len(types) > 1:
+                self.get_logger().warning(f"not recording {topic} while it is published as "
+                                          f"{' and '.join(sorted(types))}",
+                                          throttle_duration_sec=60.0)
             if len(types) != 1 or not self.p.wanted(topic, next(iter(types))):
                 continue
             self._subscribe(topic, types.pop(), self._qos_for(topic))

@@ -3,9 +3,11 @@
 Bodies (one row each in ``BodyArrays``): x, y [m], yaw [rad], vx, vy [m/s] (map frame), yaw rate
 [rad/s]; mass [kg], yaw inertia [kg m^2], box length x width [m], crash class (crash_params).
 Three kinds: DYNAMIC (traffic agents, scripted vehicles: integrated here once in contact or
-crashed), PRESCRIBED (the ego as the traffic sees it: moves at its given velocity, forces on it
-are not integrated; its own crash forces act inside its physics, see ego_contacts) and the
-map's static objects (ContactGeometry, added once).
+crashed), PRESCRIBED (the ego as the traffic sees it, and a scripted vehicle whose event chain
+goes on: moves at its given velocity, forces on it are not integrated; the ego's own crash
+forces act inside its physics, see ego_contacts; two prescribed bodies do not meet, nor does a
+prescribed body meet a static object) and the map's static objects (ContactGeometry, added
+once).
 
 ``step`` (004 sec. 7.2, sub-models only for pairs in contact): the numba broad phase over all
 bodies (broad_phase), pybullet's narrow phase (contact_geometry) and the crash model
@@ -89,7 +91,7 @@ class CrashWorld:
         sub.run(dt_s)
         crashed = np.isin(bodies.ids, np.fromiter(self.crashed, np.int64, len(self.crashed)))
         rows = set(sub.touched_rows) | set(np.flatnonzero(crashed).tolist())
-        rows = sorted(r for r in rows if bodies.mode[r] == DYNAMIC)  # not the prescribed ego
+        rows = sorted(r for r in rows if bodies.mode[r] == DYNAMIC)  # not the prescribed
         rows = np.array(rows, dtype=np.int64)
         pose, vel = bodies.pose.copy(), bodies.vel.copy()
         if len(sub.rows):

@@ -1,5 +1,5 @@
-"""Per-part crash damage of every dynamic body of a crash world (traffic agents, scripted
-vehicles), keyed by body id: the traffic's counterpart of the ego's one DamageState
+"""Per-part crash damage of the bodies of a crash world (traffic agents, scripted vehicles,
+also while prescribed), keyed by body id: the traffic's counterpart of the ego's one DamageState
 (damage.py's parts, levels and impulse law).
 
 ``FleetDamage.add(contacts, states)`` takes one crash-world step's ContactReports and the

@@ -13,7 +13,7 @@ traffic kernel and the scene's servo then skip them):
   published STATE_CRASHED, an obstacle for the others until ``TrafficParams.crash_timeout_s``)
   and its state written back; a scripted vehicle is handed over by the scene.
 Agents the traffic removed (timeout, reset) are released from the crash world.
-Damage (fleet_damage): every dynamic body's per-part damage from the step's contacts, by body id;
+Damage (fleet_damage): per-part damage of the agents and scene vehicles from the step's contacts;
 ``damage_changed`` holds the ids whose level changed in the last step (the node publishes then).
 Masses and yaw inertias: the traffic agents' vehicle (TrafficParams.vehicle), crash class of a
 car (crash_params.KIND_CRASH_CLASS); the scene's vehicles their vehicle file's.

@@ -79,6 +79,7 @@ def plan_accident(tpl: AccidentTemplate, sizes_m: Mapping[str, tuple[float, floa
             t.points, t.tags = [base[0].copy()], [-1]
         tracks[v.id] = t
     placements = plan_collisions(scene, tracks, params)
+    check_chains(scene)
     n = len(scene.collisions)
     timed = {}
     for vid, t in tracks.items():
@@ -129,3 +130,26 @@ def _duration(scene: Scene, timed: dict, tracks: dict, p: PlannerParams) -> floa
                               f"between its points {k} and {k + 1}: a collision it cannot "
                               f"reach in time")
     return duration
+
+
+def check_chains(scene: Scene) -> None:
+    """Every planned collision must happen through physics on at least one side. In a scene a
+    vehicle whose event chain goes on is a prescribed body of the crash world until shortly
+    before its last collision (core.accident.scene), and a prescribed body meets neither another
+    prescribed one nor a static object. So: a collision with a static object is its actor's last,
+    and of two vehicles in a collision at least one has it as its last (ConfigError otherwise)."""
+    statics = {o.id for o in scene.objects}
+    last: dict[str, int] = {}
+    for k, c in enumerate(scene.collisions):
+        last[c.actor] = last[c.victim] = k
+    for k, c in enumerate(scene.collisions):
+        if c.victim in statics and last[c.actor] != k:
+            raise ConfigError(scene.source, f"collisions[{k}]",
+                              f"{c.actor!r} hits static object {c.victim!r} before a later "
+                              f"collision of its own: a collision with a static object must be "
+                              f"the vehicle's last")
+        if c.victim not in statics and k not in (last[c.actor], last[c.victim]):
+            raise ConfigError(scene.source, f"collisions[{k}]",
+                              f"both {c.actor!r} and {c.victim!r} have later collisions: one "
+                              f"of them must end its event chain here (it is then moved by the "
+                              f"crash physics)")
