@@ -36,6 +36,7 @@ import threading
 import time
 from pathlib import Path
 
+from loopback_dds import use_loopback_dds
 from proc_stats import cpu_s
 
 PERIOD_S = 1e-3
@@ -248,13 +249,7 @@ def main() -> None:
         print(json.dumps(bare_loop(args.bare, 1.0 / args.rate,
                                    max(1, round(args.window * args.rate)))))
         return
-    from vehicle_sim import graph
-
-    base = dict(os.environ)  # the runner adds the DDS settings itself
-    base["ROS_DOMAIN_ID"] = base.get("ROS_DOMAIN_ID") or str(120 + os.getpid() % 60)
-    base.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.update(graph.dds_environment("LOCALHOST", base), ROS_DOMAIN_ID=base[
-        "ROS_DOMAIN_ID"])
+    base = use_loopback_dds(120, 60)  # the runner adds the DDS settings itself
     import rclpy
 
     print(f"deadline bench: 1 kHz, {args.seconds:g} s per loop, {os.cpu_count()} CPUs, load "

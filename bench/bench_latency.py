@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from loopback_dds import use_loopback_dds
+
 TIMEOUT_S = 0.2
 TARGET_P99_S = 3e-3  # issue 14: command -> state p99 <= 3 ms
 
@@ -152,13 +154,7 @@ def main() -> None:
     if args.echo:
         echo()
         return
-    from vehicle_sim import graph
-
-    base = dict(os.environ)
-    base["ROS_DOMAIN_ID"] = base.get("ROS_DOMAIN_ID") or str(180 + os.getpid() % 40)
-    base.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.update(graph.dds_environment("LOCALHOST", base), ROS_DOMAIN_ID=base[
-        "ROS_DOMAIN_ID"])
+    use_loopback_dds(180, 40)
     import rclpy
     from vehicle_sim.msg import VehicleControl, VehicleState
 
