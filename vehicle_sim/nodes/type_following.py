@@ -7,18 +7,20 @@ geometry_msgs/Twist from teleop tools and Nav2 before Kilted, a TwistStamped fro
 the reader looks at the publishers in the ROS graph and subscribes with their type: it starts
 with the first candidate, and every ``CHECK_PERIOD_S`` of wall time (steady clock: also while
 a simulation is paused) it changes to another candidate that the topic's publishers use while
-none of them uses the current one. Publishers of two candidates at once: the current one stays,
-with one warning per change of what is published.
+none of them uses the current one (in two checks where the executor frees the old reader only
+after the check's callback: rclpy's EventsExecutor). Publishers of two candidates at once: the
+current one stays, with one warning per change of what is published.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 
-CHECK_PERIOD_S = 0.5  # a choice: a stack's first commands wait at most this long
+CHECK_PERIOD_S = 0.5  # a choice: a stack's first commands wait at most two of these
 
 
 def type_name(msg_type: type) -> str:
@@ -45,16 +47,25 @@ class TypeFollowingSubscription:
         ours = published & self._types.keys()
         current = type_name(self.msg_type)
         changed, self._seen = published != self._seen, published
-        if not ours or current in ours:
+        if self._sub is not None and (not ours or current in ours):
             if changed and len(ours) > 1:
                 self._node.get_logger().warning(
                     f"{self.topic_name} is published as {' and '.join(sorted(ours))}: reading "
                     f"{current} only")
             return
-        new = min(ours)
-        self._node.destroy_subscription(self._sub)
-        self.msg_type = self._types[new]
-        self._sub = self._node.create_subscription(self.msg_type, self._topic, self._callback,
-                                                   self._profile)
-        self._node.get_logger().info(f"{self.topic_name}: reading {new}, the type its "
-                                     f"publishers use")
+        if self._sub is not None:
+            self._node.destroy_subscription(self._sub)
+            self._sub, self.msg_type = None, self._types[min(ours)]
+        self._subscribe()
+
+    def _subscribe(self) -> None:
+        """The reader of ``msg_type``; retried at the next check while the old reader is still
+        there (rclpy's EventsExecutor frees a destroyed reader after the running callback, and
+        one process cannot hold readers of two types on one topic)."""
+        try:
+            self._sub = self._node.create_subscription(self.msg_type, self._topic,
+                                                       self._callback, self._profile)
+        except RCLError:
+            return
+        self._node.get_logger().info(f"{self.topic_name}: reading {type_name(self.msg_type)}, "
+                                     f"the type its publishers use")
