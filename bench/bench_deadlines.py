@@ -120,7 +120,8 @@ class BridgeStats(threading.Thread):
 
 
 def node_processes(runner_pid: int) -> dict[str, int]:
-    """The runner's child processes by node name (``__node:=<name>``)."""
+    """The runner's child processes by node name (``__node:=<name>``; the nodes of one
+    vehicle_sim_compose process joined by '+')."""
     found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -132,7 +133,7 @@ def node_processes(runner_pid: int) -> dict[str, int]:
             continue
         if ppid == runner_pid:
             names = [a.decode().split(":=", 1)[1] for a in argv if a.startswith(b"__node:=")]
-            found[names[0] if names else Path(argv[0].decode()).name] = int(proc.name)
+            found["+".join(names) if names else Path(argv[0].decode()).name] = int(proc.name)
     return found
 
 

@@ -36,9 +36,14 @@ def descendants(pid: int) -> list[int]:
 
 
 def node_name(pid: int) -> str:
-    """The node's executable name (a console script run by python: its script's name)."""
+    """The node's executable name (a console script run by python: its script's name); for
+    vehicle_sim_compose, its nodes' executables joined by '+'."""
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     words = [Path(a.decode(errors="replace")).name for a in argv if a]
+    if "vehicle_sim_compose" in words:  # "<exe> --ros-args ... --" per node
+        after = words[words.index("vehicle_sim_compose") + 1:]
+        return "+".join(w for i, w in enumerate(after)
+                        if i + 1 < len(after) and after[i + 1] == "--ros-args")
     return next((w for w in words if not w.startswith("python")), words[0] if words else "?")
 
 

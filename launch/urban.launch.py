@@ -2,7 +2,8 @@
 
 Starts the node graph declared in config/scenarios/<scenario>.yaml. The same declaration drives
 the `vehicle_sim_run` runner on machines without launch_ros (see vehicle_sim/graph.py), so both
-start the same executables with the same names, parameter files, parameters and remappings.
+start the same executables with the same names, parameter files, parameters and remappings, and
+the nodes that share a `process` in one vehicle_sim_compose process.
 """
 import os
 
@@ -23,19 +24,25 @@ def _nodes(context):
                                for a in graph.LAUNCH_ARGS})
     scenario = graph.load_scenario(args["scenario"])
     actions = [LogInfo(msg=f"vehicle_sim scenario {args['scenario']}: {scenario.description}")]
-    for spec in graph.active_nodes(scenario, args):
+    for process in graph.processes(scenario, args):
+        on_exit = None
+        if process.shutdown_on_exit and not process.respawn:
+            on_exit = [EmitEvent(event=Shutdown(reason=f"{process.name} exited"))]
+        life = dict(respawn=process.respawn, respawn_delay=process.respawn_delay_s,
+                    on_exit=on_exit, output="screen", emulate_tty=True)
+        if process.composed:  # one vehicle_sim_compose process, a section per node
+            actions.append(Node(package="vehicle_sim", executable=graph.COMPOSE_EXECUTABLE,
+                                arguments=graph.compose_arguments(process, args, scenario),
+                                **life))
+            continue
+        spec = process.nodes[0]
         params_file = graph.params_file(spec)
         parameters = ([str(params_file)] if params_file else [])
         parameters.append(graph.node_parameters(spec, args, scenario))
-        on_exit = None
-        if spec.shutdown_on_exit and not spec.respawn:
-            on_exit = [EmitEvent(event=Shutdown(reason=f"{spec.name} exited"))]
         actions.append(Node(
             package="vehicle_sim", executable=spec.executable, name=spec.name,
             parameters=parameters,
-            remappings=[tuple(r.split(":=", 1)) for r in spec.remappings],
-            respawn=spec.respawn, respawn_delay=spec.respawn_delay_s,
-            on_exit=on_exit, output="screen", emulate_tty=True))
+            remappings=[tuple(r.split(":=", 1)) for r in spec.remappings], **life))
     if args["headless"] != "true":
         actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
                             arguments=["-d", str(config_path(RVIZ_CONFIG))],

@@ -83,6 +83,9 @@ class NodeSpec:
                                "(gets parameter lockstep = true in that mode)")
     lockstep_inputs: tuple[str, ...] = spec((), doc="lockstep peers whose outputs this peer "
                                             "waits for each frame (parameter lockstep_inputs)")
+    process: str = spec("", doc="nodes with the same process name run in one process, one "
+                        "executor (vehicle_sim_compose): fewer processes competing for the "
+                        "cores; '' = a process of its own (a user splits them by removing it)")
 
     def __post_init__(self) -> None:
         for remap in self.remappings:
@@ -115,6 +118,14 @@ class Scenario:
             if unknown:
                 raise ValueError(f"node {n.name}: lockstep_inputs {unknown} are not lockstep "
                                  f"peers of the scenario")
+        for n in (n for n in self.nodes if n.process):
+            first = next(m for m in self.nodes if m.process == n.process)
+            if _life(n) != _life(first):
+                raise ValueError(f"process {n.process!r}: nodes {first.name} and {n.name} differ "
+                                 f"in respawn, respawn_delay_s or shutdown_on_exit (a process "
+                                 f"lives and ends as one)")
+            if n.process in names and n.process != n.name:
+                raise ValueError(f"process {n.process!r} has the name of another node")
 
     def _check_schedule(self, node_names: set[str]) -> None:
         if len(self.schedule) > MAX_ENTRIES:
@@ -124,6 +135,72 @@ class Scenario:
             if e.target not in targets:
                 raise ValueError(f"schedule[{i}].target: unknown target {e.target!r} (known: "
                                  f"{', '.join(sorted(targets))})")
+
+
+def _life(node: NodeSpec) -> tuple[bool, float, bool]:
+    return node.respawn, node.respawn_delay_s, node.shutdown_on_exit
+
+
+@dataclass(frozen=True)
+class Process:
+    """One process of a run: a node of its own, or the nodes of one ``process`` name."""
+
+    name: str  # the node's name, or the process name
+    nodes: tuple[NodeSpec, ...]
+
+    @property
+    def composed(self) -> bool:
+        return self.name != self.nodes[0].name or len(self.nodes) > 1
+
+    # a process lives and ends as its nodes do (they agree: Scenario checks it)
+    @property
+    def respawn(self) -> bool:
+        return self.nodes[0].respawn
+
+    @property
+    def respawn_delay_s(self) -> float:
+        return self.nodes[0].respawn_delay_s
+
+    @property
+    def shutdown_on_exit(self) -> bool:
+        return self.nodes[0].shutdown_on_exit
+
+
+# the program that runs several nodes in one process (vehicle_sim.nodes.compose)
+COMPOSE_EXECUTABLE = "vehicle_sim_compose"
+
+
+def processes(scenario: Scenario, args: dict[str, str]) -> list[Process]:
+    """The run's processes, in the order of their first node."""
+    groups: dict[str, list[NodeSpec]] = {}
+    for node in active_nodes(scenario, args):
+        groups.setdefault(node.process or node.name, []).append(node)
+    return [Process(name, tuple(nodes)) for name, nodes in groups.items()]
+
+
+def ros_arguments(node: NodeSpec, args: dict[str, str],
+                  scenario: Scenario | None = None) -> list[str]:
+    """``--ros-args -r __node:=<name> --params-file <file> -p <arg>:=<value> -r <from>:=<to>``:
+    a node's name, parameters and remappings as rcl reads them."""
+    out = ["--ros-args", "-r", f"__node:={node.name}"]
+    file = params_file(node)
+    if file is not None:
+        out += ["--params-file", str(file)]
+    for name, value in node_parameters(node, args, scenario).items():
+        out += ["-p", f"{name}:={yaml_text(value)}"]
+    for remap in node.remappings:
+        out += ["-r", remap]
+    return out
+
+
+def compose_arguments(process: Process, args: dict[str, str],
+                      scenario: Scenario | None = None) -> list[str]:
+    """vehicle_sim_compose's arguments: per node, its executable and its own ROS arguments
+    ended by ``--`` (nodes.compose)."""
+    out: list[str] = []
+    for node in process.nodes:
+        out += [node.executable, *ros_arguments(node, args, scenario), "--"]
+    return out
 
 
 # Fast DDS profile that binds every socket to loopback (see its header); given to the node

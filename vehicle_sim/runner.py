@@ -2,7 +2,8 @@
 
 Reads the same declaration as launch/urban.launch.py (vehicle_sim.graph) and starts the same
 executables with the same arguments as plain subprocesses: `--ros-args -r __node:=<name>
---params-file <file> -p <arg>:=<value> -r <from>:=<to>`. It prefixes their output, forwards
+--params-file <file> -p <arg>:=<value> -r <from>:=<to>`; the nodes that share a `process` run in
+one vehicle_sim_compose process with such a section each. It prefixes their output, forwards
 Ctrl-C, respawns nodes that ask for it, and ends the run (all nodes, cleanly) when a node that is
 not respawned exits. DDS stays on loopback unless --discovery_range says otherwise.
 
@@ -39,7 +40,7 @@ STOP_GRACE_S = 10.0  # SIGINT, then SIGTERM after this, then SIGKILL
 
 @dataclass
 class Child:
-    spec: graph.NodeSpec
+    spec: graph.NodeSpec | graph.Process  # its name, respawn and shutdown_on_exit
     command: list[str]
     proc: subprocess.Popen | None = None
     respawns: int = 0
@@ -50,15 +51,20 @@ class Child:
 
 def node_command(spec: graph.NodeSpec, args: dict[str, str],
                  scenario: graph.Scenario | None = None) -> list[str]:
-    cmd = [str(program(spec.executable)), "--ros-args", "-r", f"__node:={spec.name}"]
-    params = graph.params_file(spec)
-    if params is not None:
-        cmd += ["--params-file", str(params)]
-    for name, value in graph.node_parameters(spec, args, scenario).items():
-        cmd += ["-p", f"{name}:={graph.yaml_text(value)}"]
-    for remap in spec.remappings:
-        cmd += ["-r", remap]
-    return cmd
+    return [str(program(spec.executable)), *graph.ros_arguments(spec, args, scenario)]
+
+
+def process_command(process: graph.Process, args: dict[str, str],
+                    scenario: graph.Scenario | None = None) -> list[str]:
+    """A node's own command, or vehicle_sim_compose with a section per node."""
+    if not process.composed:
+        return node_command(process.nodes[0], args, scenario)
+    for node in process.nodes:
+        if node.executable not in graph.NODE_EXECUTABLES:
+            raise FileNotFoundError(f"process {process.name!r}: {node.executable!r} is not a "
+                                    f"vehicle_sim node and cannot share a process")
+    return [str(executable(graph.COMPOSE_EXECUTABLE)),
+            *graph.compose_arguments(process, args, scenario)]
 
 
 def program(name: str) -> Path:
@@ -250,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = graph.resolve_args(given)
         scenario = graph.load_scenario(args["scenario"], options.foreign_executables)
-        children = [Child(spec, node_command(spec, args, scenario))
-                    for spec in graph.active_nodes(scenario, args)]
+        children = [Child(process, process_command(process, args, scenario))
+                    for process in graph.processes(scenario, args)]
     except (ConfigError, FileNotFoundError) as exc:
         print(f"vehicle_sim_run: {exc}", file=sys.stderr)
         return 2

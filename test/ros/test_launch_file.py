@@ -46,8 +46,16 @@ def test_expands_to_the_same_nodes_as_the_runner():
             if isinstance(sub, Node):
                 nodes.append(sub)
     args = graph.resolve_args({})
-    expected = graph.active_nodes(graph.load_scenario("urban"), args)
-    assert [n.node_executable for n in nodes] == [s.executable for s in expected]
+    scenario = graph.load_scenario("urban")
+    expected = graph.processes(scenario, args)
+    assert [n.node_executable for n in nodes] == [
+        graph.COMPOSE_EXECUTABLE if p.composed else p.nodes[0].executable for p in expected]
+    for node, process in zip(nodes, expected, strict=True):
+        if process.composed:  # the runner's very sections (graph.compose_arguments)
+            arguments = ["".join(part.perform(context) for part in argument)
+                         for argument in node.cmd[1:]]
+            sections = graph.compose_arguments(process, args, scenario)
+            assert arguments[:len(sections)] == sections  # then launch_ros's own --ros-args
 
 
 def test_launch_runs_a_bounded_scenario_to_its_summary(tmp_path):

@@ -97,7 +97,8 @@ def test_the_node_executables_are_the_package_entry_points():
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
     tools = {"vehicle_sim_run", "vehicle_sim_report", "vehicle_sim_sweep",  # not nodes
              "vehicle_sim_export_map",
-             "vehicle_sim_live"}  # a viewer: the runner starts it with --live true
+             "vehicle_sim_live",  # a viewer: the runner starts it with --live true
+             graph.COMPOSE_EXECUTABLE}  # runs the node executables of one process
     assert sorted(graph.NODE_EXECUTABLES) == sorted(set(scripts) - tools)
     with pytest.raises(FileNotFoundError, match="not a path"):
         runner.executable("/bin/sh")
@@ -116,6 +117,7 @@ def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
     """LOCALHOST discovery alone still leaves rmw_fastrtps listening on 0.0.0.0 and on every
     interface: the runner gives its nodes the loopback-only profile, checked on the real
     sockets of every node process."""
+    processes = len(graph.processes(graph.load_scenario("urban"), graph.resolve_args({})))
     proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
     try:
         deadline = time.monotonic() + 60.0
@@ -125,7 +127,7 @@ def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
             sockets = subprocess.run(["ss", "-tuanpH"], capture_output=True, text=True).stdout
             per_child = {pid: [line.split()[4] for line in sockets.splitlines()
                                if f"pid={pid}," in line] for pid in children}
-            if len(children) >= 8 and all(len(a) >= 3 for a in per_child.values()):
+            if len(children) >= processes and all(len(a) >= 3 for a in per_child.values()):
                 break
             assert time.monotonic() < deadline, per_child
             time.sleep(0.5)
@@ -176,6 +178,17 @@ def test_runner_commands_match_the_declared_graph():
         assert values["lockstep"] is True
         assert values["lockstep_graph"] == [n for n in names if n != spec.name]
     assert "recorder" in graph.node_parameters(scenario.nodes[0], args, scenario)["lockstep_peers"]
+    # the nodes of one `process` run in one vehicle_sim_compose, a section of their own each
+    for process in graph.processes(scenario, args):
+        cmd = runner.process_command(process, args, scenario)
+        if not process.composed:
+            assert cmd == runner.node_command(process.nodes[0], args, scenario)
+            continue
+        assert Path(cmd[0]).name == graph.COMPOSE_EXECUTABLE
+        for node in process.nodes:
+            section = [node.executable, *graph.ros_arguments(node, args, scenario), "--"]
+            start = cmd.index(node.executable)
+            assert cmd[start:start + len(section)] == section
 
 
 def test_one_base_link_argument_reaches_the_dynamics_node_and_the_sensors():

@@ -43,7 +43,7 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.fault_schedule import SchedulePublisher, check_names
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
 from vehicle_sim.warm import warm_accident
@@ -100,8 +100,8 @@ def event_msg(c: Contact, event_id: int, frame: str, fault_id: int = 0,
 
 
 class AccidentNode(Node):
-    def __init__(self) -> None:
-        super().__init__("accident")
+    def __init__(self, **options) -> None:
+        super().__init__("accident", **options)
         self.p = declare_and_load(self, AccidentParams)
         chassis = load(VehicleParams, config_path(self.p.vehicle_file)).chassis
         self.ego_size = (chassis.length_m, chassis.width_m)
@@ -178,8 +178,12 @@ class AccidentNode(Node):
                 + (f", instructor fault {fault}" if fault else ""))
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(AccidentNode, "accident", warm_up=warm_accident)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(AccidentNode, "accident", args, warm_up=warm_accident)
+    return run_nodes([(ENTRY, [])], args)
 
 
 if __name__ == "__main__":  # also runnable as python -m before its console script exists

@@ -43,7 +43,7 @@ from vehicle_sim.nodes import qos, stack_inputs
 from vehicle_sim.nodes.bridge_faults import BridgeFaults
 from vehicle_sim.nodes.bridge_msgs import StateSample, motion_cue, state_sample
 from vehicle_sim.nodes.diagnostics import Diagnostics, link_check, source_check
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.stack_inputs import StackInputs, StackTopic
 from vehicle_sim.nodes.vehicle_reports import VehicleReports
@@ -58,8 +58,8 @@ LOOP_PRIORITY = 19
 
 
 class BridgeNode(Node):
-    def __init__(self) -> None:
-        super().__init__("bridge")
+    def __init__(self, **options) -> None:
+        super().__init__("bridge", **options)
         self.p = p = declare_and_load(self, BridgeNodeParams)
         self.platform = p.apply_to(load(PlatformParams, config_path(p.platform_file)))
         self.motion = MotionBridge(self.platform)
@@ -292,6 +292,10 @@ class BridgeNode(Node):
         return 1 if self.failed else 0
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(BridgeNode, "bridge", done=lambda node: node.failed)
+
+
 def main(args: list[str] | None = None) -> int:
     """Exit 2 on bad parameters, 1 if the platform loop failed, else 0."""
-    return run(BridgeNode, "bridge", args, done=lambda node: node.failed)
+    return run_nodes([(ENTRY, [])], args)

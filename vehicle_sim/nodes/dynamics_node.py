@@ -30,7 +30,7 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.diagnostics import LoopDiagnostics
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.graph_start import GraphStart
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
 from vehicle_sim.nodes.stack_inputs import initial_pose
 from vehicle_sim.nodes.tf_publisher import TfPublisher, reference_odometry
@@ -51,8 +51,8 @@ def forward_gears(vehicle: VehicleParams, model: str) -> int:
 
 
 class DynamicsNode(Node):
-    def __init__(self) -> None:
-        super().__init__("dynamics")
+    def __init__(self, **options) -> None:
+        super().__init__("dynamics", **options)
         self.p = declare_and_load(self, DynamicsParams)
         self.vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
         self.model = make_model(self.p.model, self.vehicle, self.p.integrator)
@@ -277,5 +277,9 @@ class DynamicsNode(Node):
         return response
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(DynamicsNode, "dynamics", done=lambda node: node.failed)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(DynamicsNode, "dynamics", args, done=lambda node: node.failed)
+    return run_nodes([(ENTRY, [])], args)

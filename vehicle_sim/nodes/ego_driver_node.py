@@ -43,7 +43,7 @@ from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.link_faults import LinkFaults
 from vehicle_sim.nodes.lockstep_inputs import LockstepInputs
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
 from vehicle_sim.warm import warm_ego
@@ -52,8 +52,8 @@ AGENTS, LIGHTS = "traffic/agents", "traffic/lights"  # the gated inputs (link fa
 
 
 class EgoDriverNode(Node):
-    def __init__(self) -> None:
-        super().__init__("ego_driver")
+    def __init__(self, **options) -> None:
+        super().__init__("ego_driver", **options)
         self.p = declare_and_load(self, EgoDriverParams)
         vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
         map_path = config_path(self.p.map_file)
@@ -203,8 +203,12 @@ class EgoDriverNode(Node):
                                 f"{cmd.reference} a={cmd.accel_mps2:+.2f}")
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(EgoDriverNode, "ego_driver", warm_up=warm_ego)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(EgoDriverNode, "ego_driver", args, warm_up=warm_ego)
+    return run_nodes([(ENTRY, [])], args)
 
 
 if __name__ == "__main__":  # also runnable as python -m before its console script exists

@@ -38,7 +38,7 @@ from vehicle_sim.core.sensors.node_params import GpsNodeParams, load_preset
 from vehicle_sim.core.sensors.params import GnssParams
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
 from vehicle_sim.paths import config_path
 
@@ -49,8 +49,8 @@ class GpsNode(SensorNode):
     node_name, seed_stream = "gps", 2  # the imu node draws from stream 1
     params_cls, check_fault = GpsNodeParams, check_gps
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
         mp = self.model.params
         self.pub_fix = self.create_publisher(NavSatFix, self.p.fix_topic, qos.SENSOR,
                                              qos_overriding_options=qos.overridable())
@@ -106,5 +106,9 @@ class GpsNode(SensorNode):
         return msg
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(GpsNode, "gps")
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(GpsNode, "gps", args)
+    return run_nodes([(ENTRY, [])], args)

@@ -31,7 +31,7 @@ from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
 
@@ -51,8 +51,8 @@ def grid_msg(grid: DrivableGrid, frame: str, stamp) -> OccupancyGrid:
 
 
 class GroundTruthNode(Node):
-    def __init__(self) -> None:
-        super().__init__("ground_truth")
+    def __init__(self, **options) -> None:
+        super().__init__("ground_truth", **options)
         self.p = declare_and_load(self, GroundTruthNodeParams)
         path = config_path(self.p.map_file)
         self.network = Network(load_map(path), str(path))
@@ -131,5 +131,9 @@ class GroundTruthNode(Node):
         self.pub_lights.publish(out)
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(GroundTruthNode, "ground_truth")
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(GroundTruthNode, "ground_truth", args)
+    return run_nodes([(ENTRY, [])], args)

@@ -31,7 +31,7 @@ from vehicle_sim.core.sensors.node_params import ImuNodeParams, load_preset
 from vehicle_sim.core.sensors.params import ImuParams
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
 from vehicle_sim.paths import config_path
 
@@ -42,8 +42,8 @@ class ImuNode(SensorNode):
     node_name, seed_stream = "imu", 1  # the gps node draws from stream 2
     params_cls, check_fault = ImuNodeParams, check_imu
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
         mp = self.model.params
         self.pub = self.create_publisher(Imu, self.p.imu_topic, qos.SENSOR,
                                          qos_overriding_options=qos.overridable())
@@ -75,5 +75,9 @@ class ImuNode(SensorNode):
         self.pub.publish(msg)
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(ImuNode, "imu")
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(ImuNode, "imu", args)
+    return run_nodes([(ENTRY, [])], args)

@@ -3,6 +3,8 @@
 - A malformed or unknown parameter (ConfigError/ValueError), or a ROS argument rcl cannot
   parse (a malformed ``--params-file``), makes the node refuse to start: one fatal line naming
   it, exit code 2.
+- Several nodes may share a process and its executor (``run_nodes``; vehicle_sim_compose, the
+  ``process`` of a scenario's nodes): each with its own ROS arguments, all ending together.
 - ``warm_up`` (compiling the node's numba kernels, vehicle_sim.warm) runs before the node is
   created: a node joins the ROS graph only once it can keep up with simulated time, and the
   clock owner (which waits for every node of the graph) starts the simulation after that.
@@ -25,11 +27,14 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import rclpy
 from rclpy._rclpy_pybind11 import RCLError
+from rclpy.clock import ClockType
+from rclpy.context import Context
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -40,56 +45,131 @@ CLEANUP_TIMEOUT_S = 5.0  # below the runner's STOP_GRACE_S (10 s), so it never n
 ParameterException = (InvalidParameterTypeException, InvalidParameterValueException)
 
 
-def run(factory: Callable[[], Node], name: str, args: list[str] | None = None,
+# which executor spins a node process: "events" (rclpy's EventsExecutor, in C++: the urban graph
+# at real time takes ~0.9 core instead of ~1.6 of two, and its physics loop keeps its deadlines;
+# bench/bench_deadlines.py, README Performance) or "single" (rclpy's SingleThreadedExecutor, in
+# Python). "events" falls back to "single" where rclpy has none (before Kilted), and for a
+# process with a timer on simulated time: the EventsExecutor drives such timers from clock-jump
+# callbacks, and a traffic or ego-driver timer stalled at times under it (tests that tick /clock
+# by hand), never under the SingleThreadedExecutor
+EXECUTOR_ENV = "VEHICLE_SIM_EXECUTOR"
+EXECUTORS = ("events", "single")
+
+
+def executor_choice() -> str:
+    """$VEHICLE_SIM_EXECUTOR, else "events"; ValueError naming an unknown one."""
+    choice = os.environ.get(EXECUTOR_ENV) or "events"
+    if choice not in EXECUTORS:
+        raise ValueError(f"{EXECUTOR_ENV}={choice!r} is not one of {', '.join(EXECUTORS)}")
+    return choice
+
+
+def has_sim_time_timer(node: Node) -> bool:
+    """A timer of ``node`` runs on its ROS clock while that follows /clock (use_sim_time)."""
+    return bool(node.get_parameter("use_sim_time").value) and any(
+        timer.clock.clock_type == ClockType.ROS_TIME for timer in node.timers)
+
+
+def make_executor(choice: str, nodes: list[Node], context: Context | None = None) -> Executor:
+    if choice == "events" and not any(has_sim_time_timer(node) for node in nodes):
+        try:
+            from rclpy.experimental import EventsExecutor  # rclpy >= 9 (Kilted)
+        except ImportError:
+            return SingleThreadedExecutor(context=context)
+        return EventsExecutor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
+@dataclass(frozen=True)
+class NodeEntry:
+    """How a process runs one node class: ``factory(**options)`` makes the node (``options``:
+    rclpy Node keyword arguments, e.g. ``cli_args`` of a composed process), ``done(node)`` ends
+    the process, ``warm_up()`` compiles its kernels first (vehicle_sim.warm)."""
+
+    factory: Callable[..., Node]
+    name: str
+    done: Callable[[Node], bool] = lambda node: False
+    warm_up: Callable[[], None] = lambda: None
+
+
+def run(factory: Callable[..., Node], name: str, args: list[str] | None = None,
         done: Callable[[Node], bool] = lambda node: False,
         warm_up: Callable[[], None] = lambda: None) -> int:
-    """Create the node, spin it until a signal (or ``done(node)``), then clean up; returns the
-    exit code (2: refused to start; 1: an error escaped the node; else ``node.exit_code()``).
-    ``warm_up()`` runs first, before the node exists in the ROS graph.
+    """One node in its process (:func:`run_nodes` with one entry and the process's ROS
+    arguments)."""
+    return run_nodes([(NodeEntry(factory, name, done, warm_up), [])], args)
 
-    The node may define ``start()`` (called after construction), ``stop()`` (called before
+
+def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None = None) -> int:
+    """Create the nodes (each with its own ROS arguments; [] = the process's), spin them in one
+    executor until a signal or any ``done(node)``, then clean up; returns the exit code (2: one
+    refused to start; 1: an error escaped a node; else the first non-zero ``exit_code()``).
+    Every ``warm_up()`` runs first, before any node exists in the ROS graph.
+
+    A node may define ``start()`` (called after construction), ``stop()`` (called before
     rclpy shuts down) and ``exit_code()`` (default 0).
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    label = "+".join(entry.name for entry, _ in members)
     try:
-        warm_up()
-    except KeyboardInterrupt:  # stopped before it started
-        return 0
-    except Exception as exc:  # the node still runs; it compiles at first use instead
-        print(f"[WARN] [{name}]: kernel warm-up failed ({type(exc).__name__}: {exc}); "
-              f"compiling at first use", file=sys.stderr)
+        choice = executor_choice()
+    except ValueError as exc:
+        print(f"[FATAL] [{label}]: refusing to start: {exc}", file=sys.stderr)
+        return 2
+    for entry, _ in members:
+        try:
+            entry.warm_up()
+        except KeyboardInterrupt:  # stopped before it started
+            return 0
+        except Exception as exc:  # the node still runs; it compiles at first use instead
+            print(f"[WARN] [{entry.name}]: kernel warm-up failed ({type(exc).__name__}: {exc}); "
+                  f"compiling at first use", file=sys.stderr)
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except RCLError as exc:  # e.g. a malformed --params-file: rcl's own message names it
-        print(f"[FATAL] [{name}]: refusing to start: {_first_line(exc)}", file=sys.stderr)
+        print(f"[FATAL] [{label}]: refusing to start: {_first_line(exc)}", file=sys.stderr)
         return 2
-    try:
-        node = factory()
-    except (ConfigError, ValueError, FileNotFoundError, *ParameterException) as exc:
-        rclpy.logging.get_logger(name).fatal(f"refusing to start: {exc}")
+    nodes: list[tuple[NodeEntry, Node]] = []
+    for entry, cli_args in members:
+        try:
+            nodes.append((entry, entry.factory(**({"cli_args": cli_args} if cli_args else {}))))
+        except RCLError as exc:  # a node's own malformed ROS arguments
+            print(f"[FATAL] [{entry.name}]: refusing to start: {_first_line(exc)}",
+                  file=sys.stderr)
+        except (ConfigError, ValueError, FileNotFoundError, *ParameterException) as exc:
+            rclpy.logging.get_logger(entry.name).fatal(f"refusing to start: {exc}")
+        else:
+            continue
+        for _, node in nodes:
+            node.destroy_node()
         rclpy.try_shutdown()
         return 2
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
+    executor = make_executor(choice, [node for _, node in nodes])
+    for _, node in nodes:
+        executor.add_node(node)
     error = ""
     try:
-        getattr(node, "start", lambda: None)()
-        while not stop.is_set() and rclpy.ok() and not done(node):
+        for _, node in nodes:
+            getattr(node, "start", lambda: None)()
+        while (not stop.is_set() and rclpy.ok()
+               and not any(entry.done(node) for entry, node in nodes)):
             executor.spin_once(timeout_sec=0.05)
     except BaseException:
         error = traceback.format_exc()
         raise
     finally:
-        code = _finish(node, failed=bool(error))
-        watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(name, code, error))
+        codes = [_finish(node, failed=bool(error)) for _, node in nodes]
+        code = next((c for c in codes if c), 0)
+        watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(label, code, error))
         watchdog.daemon = True
         watchdog.start()
         try:
-            executor.remove_node(node)
-            node.destroy_node()
+            for _, node in nodes:
+                executor.remove_node(node)
+                node.destroy_node()
             rclpy.try_shutdown()
         finally:
             watchdog.cancel()

@@ -27,7 +27,7 @@ from vehicle_sim.msg import (
 )
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import to_ns
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
 
@@ -37,8 +37,8 @@ PROGRESS_PERIOD_S = 1.0  # [s] wall time between progress lines (a choice: a rea
 
 
 class MonitorNode(Node):
-    def __init__(self) -> None:
-        super().__init__("sim_monitor")
+    def __init__(self, **options) -> None:
+        super().__init__("sim_monitor", **options)
         self.p = declare_and_load(self, MonitorParams)
         self.summary = RunSummary()
         self.accident_details: list[dict] = []
@@ -160,5 +160,9 @@ class MonitorNode(Node):
         print(self.finish(reason), flush=True)
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(MonitorNode, "sim_monitor", done=lambda node: node.finished)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(MonitorNode, "sim_monitor", args, done=lambda node: node.finished)
+    return run_nodes([(ENTRY, [])], args)

@@ -27,7 +27,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.recording import (
     OfferedQos,
@@ -76,8 +76,8 @@ def offered(profile: QoSProfile) -> OfferedQos:
 
 
 class RecorderNode(Node):
-    def __init__(self) -> None:
-        super().__init__("recorder")
+    def __init__(self, **options) -> None:
+        super().__init__("recorder", **options)
         self.p = declare_and_load(self, RecorderParams)
         out = Path(self.p.record_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -217,5 +217,9 @@ def _import(datatype: str):
     return getattr(module, name)
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(RecorderNode, "recorder")
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(RecorderNode, "recorder", args)
+    return run_nodes([(ENTRY, [])], args)

@@ -97,8 +97,8 @@ class SensorNode(Node):
     params_cls: type
     check_fault: Check
 
-    def __init__(self):
-        super().__init__(self.node_name)
+    def __init__(self, **options):
+        super().__init__(self.node_name, **options)
         self.p = declare_and_load(self, self.params_cls)
         self.model = self.make_model()
         self.t_ns: int | None = None  # sim time of the last accepted state

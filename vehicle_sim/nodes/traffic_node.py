@@ -66,7 +66,7 @@ from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.instructor_link import TrafficFaults
 from vehicle_sim.nodes.link_faults import LinkFaults
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
-from vehicle_sim.nodes.main import run
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.shard_link import ShardLink
 from vehicle_sim.nodes.traffic_damage import TrafficDamagePublisher
@@ -103,8 +103,8 @@ def make_crashes(p: TrafficNodeParams, sim: TrafficSim
 
 
 class TrafficNode(Node):
-    def __init__(self) -> None:
-        super().__init__("traffic")
+    def __init__(self, **options) -> None:
+        super().__init__("traffic", **options)
         self.p = declare_and_load(self, TrafficNodeParams)
         self.sim, self.sectors = make_sim(self.p)
         self.dt_ns = self.p.dt_ns
@@ -299,5 +299,9 @@ class TrafficNode(Node):
         self.pub_lights.publish(self._last_lights)
 
 
+# how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
+ENTRY = NodeEntry(TrafficNode, "traffic", warm_up=warm_traffic)
+
+
 def main(args: list[str] | None = None) -> int:
-    return run(TrafficNode, "traffic", args, warm_up=warm_traffic)
+    return run_nodes([(ENTRY, [])], args)
