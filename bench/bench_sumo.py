@@ -29,8 +29,9 @@ IDM + 004 lateral driver + MOBIL, kinematic / single-track vehicle. Our agents d
 each junction (60 % straight, 20 % left, 20 % right); SUMO's vehicles follow random walks with
 the same shares, long enough that none arrives during the run. All vehicles depart at t = 0
 (random free position, ``departSpeed="max"``); SUMO steps until every one is in the net, then
-both warm up. Ours also has the ``bench_traffic`` ego on the avenue (agents within 80 m of it use
-the single-track model), which only adds to our cost.
+both warm up to the same simulated time (ours places its agents at once, so it runs SUMO's
+insertion steps too). Ours also has the ``bench_traffic`` ego on the avenue (agents within
+80 m of it use the single-track model), which only adds to our cost.
 """
 from __future__ import annotations
 
@@ -185,10 +186,12 @@ def run(n: int, args: argparse.Namespace, bin_dir: Path) -> tuple[float, float]:
         libsumo.start(["sumo", "-n", str(net), "-r", str(routes), "--step-length", str(DT),
                        "--seed", str(args.seed), "--no-step-log", "--no-warnings",
                        "--duration-log.disable", "--time-to-teleport", "-1"])
-        for _ in range(args.insert_steps):
+        inserting = 0
+        while inserting < args.insert_steps and (
+                inserting == 0 or libsumo.simulation.getMinExpectedNumber()
+                > libsumo.vehicle.getIDCount()):
             libsumo.simulationStep()
-            if libsumo.simulation.getMinExpectedNumber() == libsumo.vehicle.getIDCount():
-                break
+            inserting += 1
         sumo_build = time.perf_counter() - t0
         t0 = time.perf_counter()
         ours, y = build_ours(n, args.seed)
@@ -207,10 +210,15 @@ def run(n: int, args: argparse.Namespace, bin_dir: Path) -> tuple[float, float]:
             libsumo.simulationStep()
 
         n_sumo, n_ours = libsumo.vehicle.getIDCount, lambda: ours.n_agents
+
+        def speeds() -> str:  # mean speeds [m/s]: both cities are in motion, not jammed
+            v = [libsumo.vehicle.getSpeed(i) for i in libsumo.vehicle.getIDList()]
+            return f"{np.mean(v):.1f}/{np.mean(ours.agents()['speed']):.1f}"
+
         time_steps(step_sumo, n_sumo, args.warmup)
-        time_steps(step_ours, n_ours, args.warmup)
+        time_steps(step_ours, n_ours, inserting + args.warmup)  # same simulated time as SUMO
         print(f"{'rep':>3} {'load 1m':>7} {'SUMO agents':>11} {'ms/step':>8} {'us/agent':>9} "
-              f"{'ours agents':>11} {'ms/step':>8} {'us/agent':>9} {'ratio':>6}")
+              f"{'ours agents':>11} {'ms/step':>8} {'us/agent':>9} {'ratio':>6} {'v m/s S/o':>10}")
         us_s, us_o = [], []
         for rep in range(args.reps):
             load = os.getloadavg()[0]
@@ -220,7 +228,7 @@ def run(n: int, args: argparse.Namespace, bin_dir: Path) -> tuple[float, float]:
             us_o.append(1e6 * to / ao)
             print(f"{rep:>3} {load:>7.2f} {as_ / args.steps:>11.0f} {1e3 * ts / args.steps:>8.2f} "
                   f"{us_s[-1]:>9.3f} {ao / args.steps:>11.0f} {1e3 * to / args.steps:>8.2f} "
-                  f"{us_o[-1]:>9.3f} {us_s[-1] / us_o[-1]:>6.2f}")
+                  f"{us_o[-1]:>9.3f} {us_s[-1] / us_o[-1]:>6.2f} {speeds():>10}")
         libsumo.close()
     ms, mo = statistics.median(us_s), statistics.median(us_o)
     print(f"N={n}: us per agent-step SUMO ({args.model}) min {min(us_s):.3f} median {ms:.3f}; "
@@ -234,7 +242,8 @@ def main() -> int:
     ap.add_argument("counts", type=int, nargs="*", default=[5000], help="agent counts")
     ap.add_argument("--steps", type=int, default=200, help="timed steps per repetition")
     ap.add_argument("--reps", type=int, default=5, help="repetitions (min / median)")
-    ap.add_argument("--warmup", type=int, default=40, help="untimed steps after insertion")
+    ap.add_argument("--warmup", type=int, default=200,
+                    help="untimed steps after insertion (ours: as many more as SUMO inserted)")
     ap.add_argument("--insert-steps", type=int, default=1200,
                     help="at most this many SUMO steps to insert every vehicle")
     ap.add_argument("--model", choices=sorted(SUMO_TYPE), default="IDM",
