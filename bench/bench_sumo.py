@@ -18,7 +18,7 @@ control ``gridgen`` gives it, and ``netconvert`` builds the net (no U-turns, as 
   - all-way stop -> ``allway_stop``; give-way T at the border -> ``priority`` (the stem yields);
   - plain junctions (ours: 004's visibility / arrival-order rule) -> ``right_before_left``;
     the four corners -> ``priority``.
-Where they differ: SUMO computes its junction shapes (lanes ~85-89 m between junctions, ours
+Where they differ: SUMO computes its junction shapes (lanes 81.5-89 m between junctions, ours
 82 m: 9 m junction half-width) and moves vehicles on internal lanes through its junction model
 (link foe matrices); ours runs 004's junction rules. Our map has crossing signals (no
 pedestrians in this bench); SUMO's net has none.
