@@ -32,6 +32,7 @@ def _nodes(context):
                     on_exit=on_exit, output="screen", emulate_tty=True)
         if process.composed:  # one vehicle_sim_compose process, a section per node
             actions.append(Node(package="vehicle_sim", executable=graph.COMPOSE_EXECUTABLE,
+                                exec_name=process.name,  # its log prefix (name= renames all)
                                 arguments=graph.compose_arguments(process, args, scenario),
                                 **life))
             continue

@@ -124,8 +124,10 @@ class Scenario:
                 raise ValueError(f"process {n.process!r}: nodes {first.name} and {n.name} differ "
                                  f"in respawn, respawn_delay_s or shutdown_on_exit (a process "
                                  f"lives and ends as one)")
-            if n.process in names and n.process != n.name:
-                raise ValueError(f"process {n.process!r} has the name of another node")
+            elsewhere = {m.name for m in self.nodes if m.process != n.process}
+            if n.process in elsewhere:
+                raise ValueError(f"process {n.process!r} has the name of node {n.process} of "
+                                 f"another process")
 
     def _check_schedule(self, node_names: set[str]) -> None:
         if len(self.schedule) > MAX_ENTRIES:

@@ -330,7 +330,9 @@ def report_recording(record_dir: Path, since_wall: float) -> None:
 def report(children: list[Child], reason: str) -> str:
     lines = ["==== vehicle_sim_run: processes ====", f"{'ended because':>22}: {reason}"]
     for c in children:
-        lines.append(f"{c.spec.name:>22}: exit {c.exit_code}, respawned {c.respawns}x")
+        nodes = getattr(c.spec, "nodes", ())  # a composed process: its nodes too
+        members = f" ({', '.join(n.name for n in nodes)})" if len(nodes) > 1 else ""
+        lines.append(f"{c.spec.name:>22}: exit {c.exit_code}, respawned {c.respawns}x{members}")
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -39,28 +40,41 @@ def node_names(node) -> set[str]:
     return {name for name, _ in node.get_node_names_and_namespaces()}
 
 
-def test_two_nodes_share_a_process_each_with_its_own_name_parameters_and_remappings(ros_node):
-    """The imu and the gps sensors, renamed and remapped each by its own section, publish their
-    own topics from one process; a parameter of one section does not reach the other."""
-    imu_section = ["imu_node", "--ros-args", "-r", "__node:=imu_c", "-p", "use_sim_time:=false",
-                   "-r", "imu/data:=compose/imu"]
+def test_two_nodes_share_a_process_each_with_its_own_name_parameters_and_remappings(ros_node,
+                                                                                   tmp_path):
+    """The imu and the gps sensors, renamed, parametrised and remapped each by its own section,
+    run in one process: the imu's parameter file (`/**` keys, with a parameter only the imu
+    knows: the gps would refuse to start) and its remapping of the state both read reach the
+    imu alone."""
+    params = tmp_path / "imu.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    use_sim_time: false\n"
+                      "    imu_topic: compose/imu\n")
+    imu_section = ["imu_node", "--ros-args", "-r", "__node:=imu_c", "--params-file", str(params),
+                   "-r", "vehicle/state_raw:=compose/raw"]
     gps_section = ["gps_node", "--ros-args", "-r", "__node:=gps_c", "-p", "use_sim_time:=false",
                    "-r", "gnss/fix:=compose/fix"]
     proc = compose(imu_section, gps_section)
+
+    def by(topic: str, publishers: bool = True) -> list[str]:
+        infos = (ros_node.get_publishers_info_by_topic(topic) if publishers
+                 else ros_node.get_subscriptions_info_by_topic(topic))
+        return sorted(i.node_name for i in infos)
+
     try:
-        ros_node.spin_until(lambda: {"imu_c", "gps_c"} <= node_names(ros_node), 60.0,
-                            "both nodes of the composed process in the graph")
-        imu = ros_node.get_publishers_info_by_topic("/compose/imu")
-        fix = ros_node.get_publishers_info_by_topic("/compose/fix")
-        assert [p.node_name for p in imu] == ["imu_c"], imu
-        assert [p.node_name for p in fix] == ["gps_c"], fix
-        assert not ros_node.get_publishers_info_by_topic("/imu/data")
+        ros_node.spin_until(  # (a node's name comes with its participant, maybe later)
+            lambda: by("/compose/imu") == ["imu_c"] and by("/compose/fix") == ["gps_c"]
+            and "imu_c" in by("/compose/raw", False)
+            and "gps_c" in by("/vehicle/state_raw", False) or proc.poll() is not None,
+            60.0, "the composed nodes' topics")
+        assert proc.poll() is None, "the process ended: a parameter reached the wrong node"
+        assert by("/compose/imu") == ["imu_c"] and by("/compose/fix") == ["gps_c"]
+        assert by("/compose/raw", False) == ["imu_c"]
+        assert by("/vehicle/state_raw", False) == ["gps_c"]
+        assert not by("/imu/data") and not by("/gnss/fix")
         # one process: the runner and the benches see one child for both nodes
         pids = subprocess.run(["pgrep", "-f", "__node:=imu_c "], capture_output=True,
                               text=True).stdout.split()
         assert pids == [str(proc.pid)]
-        assert imu[0].topic_type == "sensor_msgs/msg/Imu"
-        assert fix[0].topic_type == "sensor_msgs/msg/NavSatFix"
     finally:
         out = stop(proc)
     assert proc.returncode == 0, out
@@ -79,6 +93,7 @@ def test_a_bad_parameter_of_one_node_refuses_the_whole_process_naming_the_node()
     (["bash_node", "--ros-args", "--"], "'bash_node' is not a vehicle_sim node executable"),
     (["imu_node", "--ros-args", "-r", "__node:=x"], "the arguments of imu_node are not ended"),
     ([], "no node to run"),
+    (["imu_node", "loose", "--ros-args", "--"], "the arguments of imu_node must start with"),
 ])
 def test_a_malformed_compose_command_is_refused_with_one_line_and_exit_2(argv, words):
     with pytest.raises(ValueError, match=words.split("'")[0] or words):
@@ -98,17 +113,39 @@ def test_an_unknown_executor_choice_refuses_to_start_with_one_line():
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-@pytest.mark.parametrize("executor", ["events", "single"])
-def test_each_executor_runs_a_node_and_stops_it_on_sigint(ros_node, executor):
+@pytest.mark.parametrize("executor, which", [
+    ("events", "EventsExecutor"),
+    ("single", "SingleThreadedExecutor (VEHICLE_SIM_EXECUTOR=single)")])
+def test_each_executor_runs_a_node_and_stops_it_on_sigint(ros_node, executor, which):
+    if executor == "events":
+        pytest.importorskip("rclpy.experimental", reason="this rclpy has no EventsExecutor")
     env = dict(os.environ, VEHICLE_SIM_EXECUTOR=executor)
     name = f"imu_{executor}"
     proc = compose(["imu_node", "--ros-args", "-r", f"__node:={name}",
                     "-p", "use_sim_time:=false"], env=env)
-    try:
-        ros_node.spin_until(lambda: name in node_names(ros_node), 60.0, f"{name} in the graph")
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
+    expected = f"{name}: spinning with rclpy's {which}"
+    try:  # spinning: the node is up (a signal before that ends it as well, exit 0)
+        ros_node.spin_until(lambda: any(expected in line for line in lines)
+                            or proc.poll() is not None, 60.0, "the executor's line")
     finally:
-        out = stop(proc)
-    assert proc.returncode == 0, out
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+        reader.join(timeout=10)
+    out = "".join(lines)
+    assert proc.returncode == 0 and expected in out, out
+
+
+def test_the_composed_executables_are_the_node_entry_points():
+    import tomllib
+
+    from vehicle_sim.nodes.compose import MODULES
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert {exe: scripts[exe].split(":")[0] for exe in graph.NODE_EXECUTABLES} == MODULES
 
 
 SPLIT_LIFE = """description: a process whose nodes would live differently
@@ -155,6 +192,7 @@ def test_a_process_with_a_timer_on_simulated_time_spins_the_single_threaded_exec
 
     from vehicle_sim.nodes.main import make_executor
 
+    pytest.importorskip("rclpy.experimental", reason="this rclpy has no EventsExecutor")
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
@@ -163,10 +201,12 @@ def test_a_process_with_a_timer_on_simulated_time_spins_the_single_threaded_exec
         wall = rclpy.create_node("wall_timed", context=context)
         wall.create_timer(0.1, lambda: None)  # ROS time on the system clock
         sim.create_timer(0.1, lambda: None, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        assert not isinstance(make_executor("events", [sim, wall], context),
-                              SingleThreadedExecutor)
+        executor, which = make_executor("events", [sim, wall], context)
+        assert not isinstance(executor, SingleThreadedExecutor) and which == "EventsExecutor"
         sim.create_timer(0.1, lambda: None)  # on the node's clock: simulated time
-        assert isinstance(make_executor("events", [sim, wall], context), SingleThreadedExecutor)
-        assert isinstance(make_executor("single", [wall], context), SingleThreadedExecutor)
+        executor, which = make_executor("events", [sim, wall], context)
+        assert isinstance(executor, SingleThreadedExecutor)
+        assert which == "SingleThreadedExecutor (a timer on simulated time in sim_timed)"
+        assert isinstance(make_executor("single", [wall], context)[0], SingleThreadedExecutor)
     finally:
         rclpy.shutdown(context=context)

@@ -35,6 +35,9 @@ def split(argv: list[str]) -> tuple[list[tuple[str, list[str]]], list[str]]:
         if "--" not in rest:
             raise ValueError(f"the arguments of {exe} are not ended by '--'")
         end = rest.index("--")
+        if end and rest[0] != "--ros-args":
+            raise ValueError(f"the arguments of {exe} must start with --ros-args, got "
+                             f"{rest[0]!r}")
         members.append((exe, rest[:end]))
         rest = rest[end + 1:]
     if not members:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import rclpy
-from rclpy._rclpy_pybind11 import RCLError
+from rclpy._rclpy_pybind11 import RCLError, UnknownROSArgsError
 from rclpy.clock import ClockType
 from rclpy.context import Context
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
@@ -41,6 +41,8 @@ from rclpy.signals import SignalHandlerOptions
 from vehicle_sim.core.config import ConfigError
 
 CLEANUP_TIMEOUT_S = 5.0  # below the runner's STOP_GRACE_S (10 s), so it never needs SIGTERM
+# ROS arguments rcl cannot parse, or does not know
+ROSArgsError = (RCLError, UnknownROSArgsError)
 # a parameter override of the wrong type or value for a parameter rclpy itself declares
 ParameterException = (InvalidParameterTypeException, InvalidParameterValueException)
 
@@ -70,14 +72,20 @@ def has_sim_time_timer(node: Node) -> bool:
         timer.clock.clock_type == ClockType.ROS_TIME for timer in node.timers)
 
 
-def make_executor(choice: str, nodes: list[Node], context: Context | None = None) -> Executor:
-    if choice == "events" and not any(has_sim_time_timer(node) for node in nodes):
+def make_executor(choice: str, nodes: list[Node],
+                  context: Context | None = None) -> tuple[Executor, str]:
+    """The executor for ``nodes`` and a line saying which one and why."""
+    timed = [node.get_name() for node in nodes if has_sim_time_timer(node)]
+    if choice == "events" and not timed:
         try:
             from rclpy.experimental import EventsExecutor  # rclpy >= 9 (Kilted)
         except ImportError:
-            return SingleThreadedExecutor(context=context)
-        return EventsExecutor(context=context)
-    return SingleThreadedExecutor(context=context)
+            return (SingleThreadedExecutor(context=context),
+                    "SingleThreadedExecutor (this rclpy has no EventsExecutor)")
+        return EventsExecutor(context=context), "EventsExecutor"
+    why = (f"{EXECUTOR_ENV}=single" if choice == "single"
+           else f"a timer on simulated time in {', '.join(timed)}")
+    return SingleThreadedExecutor(context=context), f"SingleThreadedExecutor ({why})"
 
 
 @dataclass(frozen=True)
@@ -124,36 +132,29 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
         except Exception as exc:  # the node still runs; it compiles at first use instead
             print(f"[WARN] [{entry.name}]: kernel warm-up failed ({type(exc).__name__}: {exc}); "
                   f"compiling at first use", file=sys.stderr)
-    try:
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    except RCLError as exc:  # e.g. a malformed --params-file: rcl's own message names it
-        print(f"[FATAL] [{label}]: refusing to start: {_first_line(exc)}", file=sys.stderr)
-        return 2
-    nodes: list[tuple[NodeEntry, Node]] = []
-    for entry, cli_args in members:
-        try:
-            nodes.append((entry, entry.factory(**({"cli_args": cli_args} if cli_args else {}))))
-        except RCLError as exc:  # a node's own malformed ROS arguments
-            print(f"[FATAL] [{entry.name}]: refusing to start: {_first_line(exc)}",
-                  file=sys.stderr)
-        except (ConfigError, ValueError, FileNotFoundError, *ParameterException) as exc:
-            rclpy.logging.get_logger(entry.name).fatal(f"refusing to start: {exc}")
-        else:
-            continue
-        for _, node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        return 2
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    executor = make_executor(choice, [node for _, node in nodes])
-    for _, node in nodes:
-        executor.add_node(node)
-    error = ""
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except ROSArgsError as exc:  # e.g. a malformed --params-file: rcl's own message names it
+        print(f"[FATAL] [{label}]: refusing to start: {_first_line(exc)}", file=sys.stderr)
+        return 2
+    nodes, code = _create(members, stop)
+    if code is not None:
+        for _, node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown()
+        return code
+    error, executor = "", None
     try:
         for _, node in nodes:
             getattr(node, "start", lambda: None)()
+        executor, which = make_executor(choice, [node for _, node in nodes])
+        names = "+".join(node.get_name() for _, node in nodes)
+        nodes[0][1].get_logger().info(f"{names}: spinning with rclpy's {which}")
+        for _, node in nodes:
+            executor.add_node(node)
         while (not stop.is_set() and rclpy.ok()
                and not any(entry.done(node) for entry, node in nodes)):
             executor.spin_once(timeout_sec=0.05)
@@ -168,12 +169,33 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
         watchdog.start()
         try:
             for _, node in nodes:
-                executor.remove_node(node)
+                if executor is not None:
+                    executor.remove_node(node)
                 node.destroy_node()
             rclpy.try_shutdown()
         finally:
             watchdog.cancel()
     return code
+
+
+def _create(members: list[tuple[NodeEntry, list[str]]],
+            stop: threading.Event) -> tuple[list[tuple[NodeEntry, Node]], int | None]:
+    """The nodes, one after the other; with the exit code when the process must not go on
+    (2: one refused to start, naming it; 0: stopped by a signal meanwhile)."""
+    nodes: list[tuple[NodeEntry, Node]] = []
+    for entry, cli_args in members:
+        if stop.is_set():
+            return nodes, 0
+        try:
+            nodes.append((entry, entry.factory(**({"cli_args": cli_args} if cli_args else {}))))
+        except ROSArgsError as exc:  # a node's own malformed ROS arguments
+            print(f"[FATAL] [{entry.name}]: refusing to start: {_first_line(exc)}",
+                  file=sys.stderr)
+            return nodes, 2
+        except (ConfigError, ValueError, FileNotFoundError, *ParameterException) as exc:
+            rclpy.logging.get_logger(entry.name).fatal(f"refusing to start: {exc}")
+            return nodes, 2
+    return nodes, 0 if stop.is_set() else None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -34,6 +34,7 @@ class TypeFollowingSubscription:
         self._node, self._topic, self._callback, self._profile = node, topic, callback, profile
         self._types = {type_name(t): t for t in candidates}
         self._seen: frozenset[str] = frozenset()
+        self._failures = 0  # subscribe attempts failed in a row
         self.msg_type = candidates[0]
         self._sub = node.create_subscription(self.msg_type, topic, callback, profile)
         self.topic_name = self._sub.topic_name  # fully qualified
@@ -55,17 +56,26 @@ class TypeFollowingSubscription:
             return
         if self._sub is not None:
             self._node.destroy_subscription(self._sub)
-            self._sub, self.msg_type = None, self._types[min(ours)]
+            self._sub = None
+        if ours:
+            self.msg_type = self._types[min(ours)]
         self._subscribe()
 
     def _subscribe(self) -> None:
         """The reader of ``msg_type``; retried at the next check while the old reader is still
         there (rclpy's EventsExecutor frees a destroyed reader after the running callback, and
-        one process cannot hold readers of two types on one topic)."""
+        one process cannot hold readers of two types on one topic), with one warning per run
+        of failures (e.g. another node of the process reads the topic in the other type)."""
         try:
             self._sub = self._node.create_subscription(self.msg_type, self._topic,
                                                        self._callback, self._profile)
-        except RCLError:
+        except RCLError as exc:
+            self._failures += 1
+            if self._failures == 2:  # the first one is the executor's late clean-up
+                self._node.get_logger().warning(
+                    f"{self.topic_name}: cannot read it as {type_name(self.msg_type)} yet "
+                    f"({str(exc).split(', at ')[0]}); retrying every {CHECK_PERIOD_S:g} s")
             return
+        self._failures = 0
         self._node.get_logger().info(f"{self.topic_name}: reading {type_name(self.msg_type)}, "
                                      f"the type its publishers use")
