@@ -167,13 +167,14 @@ class StatusWatch:
         self.node.destroy_node()
 
 
-def run_graph(seconds: float, settle_s: float, env: dict[str, str]) -> dict:
-    """The urban graph in real time; the dynamics loop's windows after ``settle_s`` of sim
-    time, and each node's CPU share over the same wall window."""
+def run_graph(seconds: float, settle_s: float, env: dict[str, str],
+              scenario: str = "urban") -> dict:
+    """The ``scenario`` graph in real time; the dynamics loop's windows after ``settle_s`` of
+    sim time, and each node's CPU share over the same wall window."""
     watch = StatusWatch()
     runner = str(Path(sys.executable).parent / "vehicle_sim_run")
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.Popen([runner, "--scenario", "urban", "--duration",
+        proc = subprocess.Popen([runner, "--scenario", scenario, "--duration",
                                  f"{settle_s + seconds + 3:g}", "--record_dir", tmp,
                                  "--timeout", str(4 * (settle_s + seconds) + 120)],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -242,6 +243,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per loop")
     parser.add_argument("--settle", type=float, default=10.0, help="graph start-up to skip [s]")
+    parser.add_argument("--scenario", default="urban",
+                        help="scenario name or file (e.g. urban without `process`: every node "
+                             "a process of its own)")
     parser.add_argument("--bare", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--rate", type=float, default=1.0 / PERIOD_S, help=argparse.SUPPRESS)
     parser.add_argument("--window", type=float, default=1.0, help=argparse.SUPPRESS)
@@ -259,7 +263,7 @@ def main() -> None:
     bridge_hz = bridge_rate_hz()
     half500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
     rclpy.init()
-    g = run_graph(args.seconds, args.settle, base)
+    g = run_graph(args.seconds, args.settle, base, args.scenario)
     rclpy.shutdown()
     rest = run_bare(args.seconds / 2)
     rest500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
