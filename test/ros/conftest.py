@@ -113,3 +113,19 @@ def assert_refuses(start_node):
         assert "refusing to start" in output and words in output, output
 
     return check
+
+
+@pytest.fixture
+def composed_scenario(tmp_path) -> Path:
+    """The urban scenario with its light nodes (imu, gps, accident, ground_truth) in one
+    process `light` (graph.NodeSpec.process), as a scenario file."""
+    import yaml
+
+    from vehicle_sim.paths import share_dir
+    scenario = yaml.safe_load((share_dir() / "config/scenarios/urban.yaml").read_text())
+    for node in scenario["nodes"]:
+        if node["name"] in ("imu", "gps", "accident", "ground_truth"):
+            node["process"] = "light"
+    path = tmp_path / "urban_light.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    return path

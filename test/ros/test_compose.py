@@ -165,20 +165,37 @@ def test_nodes_of_one_process_must_live_and_end_alike(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-def test_the_urban_processes_group_the_declared_nodes_and_keep_every_node_name():
+def test_processes_group_the_declared_nodes_and_keep_every_node_name(composed_scenario):
     args = graph.resolve_args({})
-    scenario = graph.load_scenario("urban")
+    scenario = graph.load_scenario(str(composed_scenario))
     processes = graph.processes(scenario, args)
     assert sorted(n.name for p in processes for n in p.nodes) == \
         sorted(n.name for n in graph.active_nodes(scenario, args))
     light = next(p for p in processes if p.composed)
-    argv = graph.compose_arguments(light, args, scenario)
-    members, own = split(argv)
+    assert [n.name for n in light.nodes] == ["imu", "gps", "accident", "ground_truth"]
+    members, own = split(graph.compose_arguments(light, args, scenario))
     assert [exe for exe, _ in members] == [n.executable for n in light.nodes] and own == []
     for (_, section), node in zip(members, light.nodes, strict=True):
         assert section == graph.ros_arguments(node, args, scenario)
     single = next(p for p in processes if p.name == "dynamics")
     assert not single.composed and single.nodes[0].name == "dynamics"
+    # the shipped scenarios keep a process per node (the respawn of one node alone)
+    for name in graph.scenario_names():
+        shipped = graph.load_scenario(name)
+        assert not any(p.composed for p in graph.processes(shipped, args)), name
+
+
+def test_a_composed_graph_runs_to_its_summary_and_reports_the_process_with_its_nodes(
+        composed_scenario, tmp_path):
+    result = subprocess.run([bin_path("vehicle_sim_run"), "--scenario", str(composed_scenario),
+                             "--mode", "lockstep", "--duration", "3", "--seed", "2",
+                             "--record_dir", str(tmp_path), "--timeout", "150"],
+                            capture_output=True, text=True, timeout=200)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-4000:]
+    assert "reached duration 3 s" in out, out[-4000:]
+    assert "light: exit 0, respawned 0x (imu, gps, accident, ground_truth)" in out, out[-3000:]
+    assert out.count("spinning with rclpy's") == 6, "one executor line per process"
 
 
 def test_a_process_with_a_timer_on_simulated_time_spins_the_single_threaded_executor():

@@ -32,12 +32,17 @@ def test_declares_every_graph_argument_with_description():
         assert declared[arg.name].default_value[0].text == arg.default
 
 
-def test_expands_to_the_same_nodes_as_the_runner():
+@pytest.mark.parametrize("composed", [False, True])
+def test_expands_to_the_same_nodes_as_the_runner(composed, request):
     from launch.launch_context import LaunchContext
     from launch_ros.actions import Node
 
     description = _describe()
     context = LaunchContext()
+    scenario_arg = "urban"
+    if composed:  # a process shared by several nodes: one vehicle_sim_compose
+        scenario_arg = str(request.getfixturevalue("composed_scenario"))
+        context.launch_configurations["scenario"] = scenario_arg
     for arg in description.get_launch_arguments():
         arg.visit(context)
     nodes = []
@@ -45,9 +50,10 @@ def test_expands_to_the_same_nodes_as_the_runner():
         for sub in (entity.visit(context) or []):
             if isinstance(sub, Node):
                 nodes.append(sub)
-    args = graph.resolve_args({})
-    scenario = graph.load_scenario("urban")
+    args = graph.resolve_args({"scenario": scenario_arg})
+    scenario = graph.load_scenario(scenario_arg)
     expected = graph.processes(scenario, args)
+    assert any(p.composed for p in expected) == composed
     assert [n.node_executable for n in nodes] == [
         graph.COMPOSE_EXECUTABLE if p.composed else p.nodes[0].executable for p in expected]
     for node, process in zip(nodes, expected, strict=True):
@@ -58,8 +64,10 @@ def test_expands_to_the_same_nodes_as_the_runner():
             assert arguments[:len(sections)] == sections  # then launch_ros's own --ros-args
 
 
-def test_launch_runs_a_bounded_scenario_to_its_summary(tmp_path):
-    """What `ros2 launch vehicle_sim urban.launch.py mode:=fast duration:=3` does."""
+@pytest.mark.parametrize("composed", [False, True])
+def test_launch_runs_a_bounded_scenario_to_its_summary(tmp_path, composed, request):
+    """What `ros2 launch vehicle_sim urban.launch.py mode:=fast duration:=3` does (and with a
+    scenario whose light nodes share a process)."""
     path = share_dir() / "launch" / "urban.launch.py"
     code = (
         "import sys, launch\n"
@@ -69,9 +77,10 @@ def test_launch_runs_a_bounded_scenario_to_its_summary(tmp_path):
         f"PythonLaunchDescriptionSource({str(path)!r}), launch_arguments=[(a.split(':=')[0], "
         f"a.split(':=')[1]) for a in sys.argv[1:]]))\n"
         "sys.exit(ls.run())\n")
+    extra = ([f"scenario:={request.getfixturevalue('composed_scenario')}"] if composed else [])
     result = subprocess.run([sys.executable, "-c", code, "mode:=fast", "duration:=3",
-                             f"record_dir:={tmp_path}"], capture_output=True, text=True,
-                            timeout=120)
+                             f"record_dir:={tmp_path}", *extra], capture_output=True,
+                            text=True, timeout=120)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert "vehicle_sim run summary" in out and "reached duration 3 s" in out
