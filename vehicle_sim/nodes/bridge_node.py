@@ -13,6 +13,7 @@ sim time, only the wall clock notices. Headers carry the sim time of the newest 
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 
@@ -76,6 +77,7 @@ class BridgeNode(Node):
             t.name for t in self.inputs.sources)), self.steering)
         self.reports = VehicleReports.create(  # Autoware's /vehicle/status
             self, self.inputs, p.base_link, vehicle)
+        self._warned_at: dict[str, float] = {}  # stack topic -> wall time of its last warning
         self._paused = False
         self.accepted = 0
         self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
@@ -263,8 +265,10 @@ class BridgeNode(Node):
 
     def _on_stack(self, topic: StackTopic, msg) -> None:
         command, problem = self.inputs.command(topic, msg)
-        if problem:
-            self.get_logger().warning(f"{topic.topic}: {problem}", throttle_duration_sec=1.0)
+        now = time.monotonic()  # warnings once a second per topic: one bad source hides no other
+        if problem and now - self._warned_at.get(topic.topic, -math.inf) >= 1.0:
+            self._warned_at[topic.topic] = now
+            self.get_logger().warning(f"{topic.topic}: {problem}")
         if command is None:  # rejected (the previous valid command stays) or state only
             return
         if self.arbiter.offer(topic.name, command, time.monotonic()):
