@@ -77,3 +77,37 @@ def test_a_malformed_params_file_refuses_to_start_with_exit_2(start_node, tmp_pa
     assert proc.proc.returncode == 2, output
     assert "refusing to start" in output and "params file" in output, output
     assert "Traceback" not in output, output
+
+
+START_RAISES = """
+from rclpy.node import Node
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
+
+class Starts(Node):
+    def __init__(self, **options):
+        super().__init__("starts", **options)
+
+    def start(self):
+        raise OSError("the rig's serial port is gone")
+
+class NeverStarted(Node):
+    def __init__(self, **options):
+        super().__init__("never_started", **options)
+
+    def stop(self):
+        raise RuntimeError("stop() of a node whose start() never ran")
+
+raise SystemExit(run_nodes([(NodeEntry(Starts, "starts"), []),
+                            (NodeEntry(NeverStarted, "never_started"), [])]))
+"""
+
+
+def test_a_start_that_fails_stops_only_the_nodes_that_started():
+    """One process, two nodes: the first one's start() raises, so the second never started and
+    its stop() is not called; the process exits 1 with the one traceback and cleans up."""
+    result = subprocess.run([sys.executable, "-c", START_RAISES], check=False,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "OSError: the rig's serial port is gone" in result.stderr
+    assert "never ran" not in result.stderr, result.stderr
+    assert "ROS clean-up still blocked" not in result.stderr

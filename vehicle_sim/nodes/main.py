@@ -48,7 +48,7 @@ ParameterException = (InvalidParameterTypeException, InvalidParameterValueExcept
 
 
 # which executor spins a node process: "events" (rclpy's EventsExecutor, in C++: the urban graph
-# at real time takes ~0.9 core instead of ~1.6 of two, and its physics loop keeps its deadlines;
+# at real time takes ~1.1 core instead of ~1.7 of two, and its physics loop overruns less;
 # bench/bench_deadlines.py, README Performance) or "single" (rclpy's SingleThreadedExecutor, in
 # Python). "events" falls back to "single" where rclpy has none (before Kilted), and for a
 # process with a timer on simulated time: the EventsExecutor drives such timers from clock-jump
@@ -119,6 +119,9 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
     """
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     label = "+".join(entry.name for entry, _ in members)
+    stop = threading.Event()  # first: a signal during the warm-up or the start ends it cleanly
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     try:
         choice = executor_choice()
     except ValueError as exc:
@@ -127,43 +130,39 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
     for entry, _ in members:
         try:
             entry.warm_up()
-        except KeyboardInterrupt:  # stopped before it started
-            return 0
         except Exception as exc:  # the node still runs; it compiles at first use instead
             print(f"[WARN] [{entry.name}]: kernel warm-up failed ({type(exc).__name__}: {exc}); "
                   f"compiling at first use", file=sys.stderr)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    if stop.is_set():  # stopped before it started
+        return 0
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except ROSArgsError as exc:  # e.g. a malformed --params-file: rcl's own message names it
         print(f"[FATAL] [{label}]: refusing to start: {_first_line(exc)}", file=sys.stderr)
         return 2
     nodes, code = _create(members, stop)
-    if code is not None:
-        for _, node in nodes:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        return code
+    started: list[Node] = []  # stop() and exit_code() are for nodes whose start() ran
     error, executor = "", None
     try:
-        for _, node in nodes:
-            getattr(node, "start", lambda: None)()
-        executor, which = make_executor(choice, [node for _, node in nodes])
-        names = "+".join(node.get_name() for _, node in nodes)
-        nodes[0][1].get_logger().info(f"{names}: spinning with rclpy's {which}")
-        for _, node in nodes:
-            executor.add_node(node)
-        while (not stop.is_set() and rclpy.ok()
-               and not any(entry.done(node) for entry, node in nodes)):
-            executor.spin_once(timeout_sec=0.05)
+        if code is None:
+            for _, node in nodes:
+                getattr(node, "start", lambda: None)()
+                started.append(node)
+            executor, which = make_executor(choice, [node for _, node in nodes])
+            names = "+".join(node.get_name() for _, node in nodes)
+            nodes[0][1].get_logger().info(f"{names}: spinning with rclpy's {which}")
+            for _, node in nodes:
+                executor.add_node(node)
+            while (not stop.is_set() and rclpy.ok()
+                   and not any(entry.done(node) for entry, node in nodes)):
+                executor.spin_once(timeout_sec=0.05)
     except BaseException:
         error = traceback.format_exc()
         raise
     finally:
-        codes = [_finish(node, failed=bool(error)) for _, node in nodes]
-        code = next((c for c in codes if c), 0)
+        codes = [_finish(node, failed=bool(error)) for node in started]
+        if code is None or error:
+            code = next((c for c in codes if c), 1 if error else 0)
         watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(label, code, error))
         watchdog.daemon = True
         watchdog.start()
