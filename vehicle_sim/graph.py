@@ -119,6 +119,9 @@ class Scenario:
                 raise ValueError(f"node {n.name}: lockstep_inputs {unknown} are not lockstep "
                                  f"peers of the scenario")
         for n in (n for n in self.nodes if n.process):
+            if n.executable not in NODE_EXECUTABLES:  # vehicle_sim_compose runs only those
+                raise ValueError(f"process {n.process!r}: {n.executable!r} of node {n.name} is "
+                                 f"not a vehicle_sim node and cannot share a process")
             first = next(m for m in self.nodes if m.process == n.process)
             if _life(n) != _life(first):
                 raise ValueError(f"process {n.process!r}: nodes {first.name} and {n.name} differ "

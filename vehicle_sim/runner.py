@@ -59,10 +59,6 @@ def process_command(process: graph.Process, args: dict[str, str],
     """A node's own command, or vehicle_sim_compose with a section per node."""
     if not process.composed:
         return node_command(process.nodes[0], args, scenario)
-    for node in process.nodes:
-        if node.executable not in graph.NODE_EXECUTABLES:
-            raise FileNotFoundError(f"process {process.name!r}: {node.executable!r} is not a "
-                                    f"vehicle_sim node and cannot share a process")
     return [str(executable(graph.COMPOSE_EXECUTABLE)),
             *graph.compose_arguments(process, args, scenario)]
 

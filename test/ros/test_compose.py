@@ -156,13 +156,26 @@ nodes:
 """
 
 
-def test_nodes_of_one_process_must_live_and_end_alike(tmp_path):
-    path = tmp_path / "split.yaml"
-    path.write_text(SPLIT_LIFE)
-    result = subprocess.run([bin_path("vehicle_sim_run"), "--scenario", str(path)],
-                            capture_output=True, text=True, timeout=60)
+FOREIGN_MEMBER = """description: a program that is not a vehicle_sim node in a shared process
+nodes:
+  - {name: imu, executable: imu_node, process: sensors}
+  - {name: intruder, executable: /bin/true, process: sensors}
+"""
+
+
+@pytest.mark.parametrize("content, words", [
+    (SPLIT_LIFE, "process 'sensors': nodes imu and gps differ in respawn"),
+    (FOREIGN_MEMBER, "process 'sensors': '/bin/true' of node intruder is not a vehicle_sim "
+                     "node and cannot share a process")])
+def test_a_process_takes_only_vehicle_sim_nodes_that_live_and_end_alike(tmp_path, content,
+                                                                        words):
+    path = tmp_path / "process.yaml"
+    path.write_text(content)
+    result = subprocess.run([bin_path("vehicle_sim_run"), "--scenario", str(path),
+                             "--foreign_executables"], capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "process 'sensors': nodes imu and gps differ in respawn" in result.stderr
+    assert words in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
