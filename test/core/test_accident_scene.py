@@ -21,6 +21,7 @@ from vehicle_sim.core.accident.detect import PART_NAMES, AccidentDetector, Body
 from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
 from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
 from vehicle_sim.core.traffic.sim import TrafficSim
+from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.paths import config_path
 
@@ -112,7 +113,7 @@ def test_a_provoked_agent_rear_ends_a_stopped_one_through_the_crash_world():
             crashed_at, p_before = k, momentum
         if crashed_at is not None and k == crashed_at + 4:  # 0.2 s after: impact over
             vx = a["speed"] * np.cos(a["yaw"]) - a["lateral_speed"] * np.sin(a["yaw"])
-            friction = 2 * mass * crashes.world.params.road_friction * 9.81 * 0.25
+            friction = 2 * mass * crashes.world.params.road_friction * GRAVITY_MPS2 * 0.25
             assert p_before - friction <= mass * float(np.sum(vx)) <= p_before * 1.001
         order = np.argsort(a["x"])
         gap = a["x"][order[1]] - a["x"][order[0]] - 0.5 * (a["length"][0] + a["length"][1])

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 DYNAMIC, PRESCRIBED = 0, 1
-GRAVITY_MPS2 = 9.81
 NO_STATIC = -1
 
 

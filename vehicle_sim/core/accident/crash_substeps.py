@@ -11,12 +11,12 @@ from vehicle_sim.core.accident import crash_model as cm
 from vehicle_sim.core.accident import detect
 from vehicle_sim.core.accident.crash_bodies import (
     DYNAMIC,
-    GRAVITY_MPS2,
     NO_STATIC,
     ContactReport,
     mean_footprint_radius_m,
     slide,
 )
+from vehicle_sim.core.units import GRAVITY_MPS2
 
 MAX_JUMP_SUBSTEPS = 1000  # bound on the sub-steps skipped at once while no pair touches
 

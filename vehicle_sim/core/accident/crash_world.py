@@ -31,7 +31,6 @@ from vehicle_sim.core.accident import broad_phase
 from vehicle_sim.core.accident.contact_geometry import ContactGeometry
 from vehicle_sim.core.accident.crash_bodies import (
     DYNAMIC,
-    GRAVITY_MPS2,
     BodyArrays,
     CrashStep,
     mean_footprint_radius_m,
@@ -39,6 +38,7 @@ from vehicle_sim.core.accident.crash_bodies import (
 )
 from vehicle_sim.core.accident.crash_params import CrashParams
 from vehicle_sim.core.accident.crash_substeps import Substepper
+from vehicle_sim.core.units import GRAVITY_MPS2
 
 
 class CrashWorld:

@@ -29,10 +29,10 @@ import math
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams
 
-GRAVITY_MPS2 = 9.81
 REST_MPS = 0.2  # [m/s] below this the car counts as at rest (a choice: ~ one step of creep)
 
 
