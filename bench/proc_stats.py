@@ -37,9 +37,13 @@ def descendants(pid: int) -> list[int]:
 
 def node_name(pid: int) -> str:
     """The node's executable name (a console script run by python: its script's name); for
-    vehicle_sim_compose, its nodes' executables joined by '+'."""
+    vehicle_sim_compose, its nodes' executables joined by '+'; a node's physics process
+    (core.loop_process) its node's name + '/physics'."""
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     words = [Path(a.decode(errors="replace")).name for a in argv if a]
+    if any("loop_process import _child_main" in w for w in words):  # core.loop_process
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        return f"{node_name(ppid)}/physics"
     if "vehicle_sim_compose" in words:  # "<exe> --ros-args ... --" per node
         after = words[words.index("vehicle_sim_compose") + 1:]
         return "+".join(w for i, w in enumerate(after)

@@ -35,6 +35,9 @@ class DynamicsParams:
     real_time_factor: float = spec(1.0, gt=0.0, le=1000.0, doc="sim seconds per wall second")
     realtime_priority: int = spec(0, ge=0, le=99, doc="SCHED_FIFO priority of the physics "
                                   "thread in realtime mode, 0 = normal scheduling")
+    physics_process: bool = spec(True, doc="realtime mode: the physics loop runs in a process "
+                                 "of its own, where no ROS callback can hold it up (issue 14; "
+                                 "core.loop_process); fast and lockstep runs keep it in a thread")
     lockstep_peers: tuple[str, ...] = spec((), doc="node names that ack each lockstep frame")
     lockstep_frame_steps: int = spec(10, ge=1, doc="physics steps per lockstep frame (003's N)")
     command_timeout_s: float = spec(0.5, unit="s", gt=0.0, doc="sim time without a command "

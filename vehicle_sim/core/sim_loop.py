@@ -57,6 +57,13 @@ class Hooks:
     reset_done: Callable[[int], None] = lambda t_ns: None
 
 
+def step_outputs(params: DynamicsParams, k: int) -> tuple[bool, bool, bool]:
+    """What the node publishes after step k: (/clock, vehicle/state_raw, vehicle/state + odom)."""
+    raw = params.raw_state_decimation > 0 and k % params.raw_state_decimation == 0
+    return (k % params.clock_decimation == 0, raw,
+            k % params.every(params.state_rate_hz) == 0)
+
+
 class SimLoop:
     def __init__(self, model: VehicleModel, params: DynamicsParams,
                  clock: Callable[[], float] = time.monotonic):
@@ -128,6 +135,10 @@ class SimLoop:
 
     def set_real_time_factor(self, rtf: float) -> None:
         self._pacer.set_real_time_factor(rtf)
+
+    def active_fault_kinds(self) -> list[str]:
+        """Kinds of the vehicle faults in force (the node's diagnostics)."""
+        return [f.kind for f in self.faults.active.values()]
 
     # ---- the loop thread -----------------------------------------------------------------
     def run(self, stop: threading.Event, hooks: Hooks) -> None:

@@ -157,6 +157,6 @@ class LoopDiagnostics:
         checks = [loop_check(s, mode=p.mode, target_rtf=p.real_time_factor,
                              new_overruns=s.overruns - self._overruns_reported, diverged=diverged),
                   faults_check("vehicle_sim: vehicle faults",
-                               [f.kind for f in self.loop.faults.active.values()])]
+                               self.loop.active_fault_kinds())]
         self._overruns_reported = s.overruns
         self.out.publish(t_ns, checks)

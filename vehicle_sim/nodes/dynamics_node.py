@@ -14,21 +14,22 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
 
+from vehicle_sim.core.accident.ego_crash import EgoCrash
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, Validated, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.frames import cg_pose_in_odom, vehicle_reference_m
+from vehicle_sim.core.loop_process import LoopProcess, LoopSetup, build_model
 from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
-from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop
-from vehicle_sim.core.vehicle.factory import make_model
+from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop, step_outputs
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
-from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.diagnostics import LoopDiagnostics
-from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
+from vehicle_sim.nodes.ego_crash_link import EgoCrashLink, crash_setup
 from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
@@ -55,23 +56,37 @@ class DynamicsNode(Node):
         super().__init__("dynamics", **options)
         self.p = declare_and_load(self, DynamicsParams)
         self.vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
-        self.model = make_model(self.p.model, self.vehicle, self.p.integrator)
-        if self.p.terrain_file:
-            self.model.set_terrain(load(TerrainParams, config_path(self.p.terrain_file)))
-        # compile the numba kernels now, not in the first real-time step (full14: seconds)
-        self.model.step(Controls(brake=1.0), self.p.dt_ns * 1e-9)
+        terrain = (load(TerrainParams, config_path(self.p.terrain_file))
+                   if self.p.terrain_file else None)
         self.limits = ControlLimits(self.vehicle.steering.max_road_wheel_angle_rad,
                                     max_gear=forward_gears(self.vehicle, self.p.model))
-        self.loop = SimLoop(self.model, self.p)
-        self.faults = VehicleFaultLink(self, self.loop)  # faults/command for target "vehicle"
+        dt_s = self.p.dt_ns * 1e-9
         # the ego's crash forces inside its physics (issue 11); '' map_file = none
-        self.crash = (EgoCrashLink(self, self.model, self.vehicle, self.p.map_file,
-                                   self.p.dt_ns * 1e-9, self.p.agent_timeout_s)
-                      if self.p.map_file else None)
+        crash = crash_setup(self.p.map_file, self.vehicle, dt_s) if self.p.map_file else None
+        self.model = None  # in this process only when the loop runs in a thread of it
+        if self.p.mode == "realtime" and self.p.physics_process:
+            self.loop = LoopProcess(LoopSetup(self.p, self.vehicle, terrain, crash))
+            self.get_logger().info(f"physics loop in process {self.loop.pid}")
+            crash_core = self.loop
+        else:
+            self.model = build_model(self.p, self.vehicle, terrain)
+            self.loop = SimLoop(self.model, self.p)
+        hooks = Hooks(after_step=self._after_step, status=self._publish_status,
+                      frame_stalled=self._on_stalled, diverged=self._on_diverged)
+        self.crash = None
+        if crash is not None:
+            if self.model is not None:
+                crash_core = EgoCrash(crash, self.model, self._on_damage, self._on_contact)
+                hooks.before_step, hooks.reset_done = crash_core.before_step, crash_core.reset_done
+            else:
+                self.loop.on_damage, self.loop.on_contact = self._on_damage, self._on_contact
+            self.crash = EgoCrashLink(self, self.p.map_file, crash, self.p.agent_timeout_s,
+                                      lambda: self.loop.t_ns, crash_core.set_agents)
+        self.faults = VehicleFaultLink(self, self.loop)  # faults/command for target "vehicle"
+        hooks.faults_changed = self.faults.report
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})
         self.rejected = 0
-        self._state_every = self.p.every(self.p.state_rate_hz)
         self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE,
                                                qos_overriding_options=qos.overridable())
         # reliable when not paced by the wall clock: sensors then sample every state (a seeded
@@ -99,11 +114,6 @@ class DynamicsNode(Node):
         self.create_service(Trigger, "sim/reset", self._on_reset)
         self._stop = threading.Event()
         self.failed = False  # the physics diverged: the process ends with exit code 1
-        hooks = Hooks(after_step=self._after_step, status=self._publish_status,
-                      frame_stalled=self._on_stalled, faults_changed=self.faults.report,
-                      diverged=self._on_diverged)
-        if self.crash is not None:
-            hooks.before_step, hooks.reset_done = self.crash.before_step, self.crash.reset_done
         self._thread = threading.Thread(target=self._run_loop, args=(hooks,), name="physics",
                                         daemon=True)
         self.get_logger().info(
@@ -123,7 +133,8 @@ class DynamicsNode(Node):
 
     def _start_loop(self) -> None:
         self.get_logger().info("physics loop started")
-        if self.p.mode == "realtime" and self.p.realtime_priority > 1:
+        if self.model is not None and self.p.mode == "realtime" and \
+                self.p.realtime_priority > 1:
             # this executor thread one FIFO level below the physics: when it holds the GIL
             # the physics waits for, it gets a core at once instead of queueing behind the
             # machine's other work (priority inversion); it sleeps in rcl_wait otherwise
@@ -136,24 +147,34 @@ class DynamicsNode(Node):
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
+        if isinstance(self.loop, LoopProcess):  # not started, or its thread did not end
+            self.loop.close()
 
     # ---- physics thread ------------------------------------------------------------------
-    def _after_step(self, k: int, t_ns: int) -> None:
+    def _after_step(self, k: int, t_ns: int, snapshot: VehicleSnapshot | None = None) -> None:
+        """After step k: /clock and the states that are due (the loop's thread; ``snapshot``:
+        the physics process's, checked finite there)."""
         self.diagnostics.after_step(t_ns)
-        if k % self.p.clock_decimation == 0:
+        clock, raw, state = step_outputs(self.p, k)
+        if clock:
             self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
-        raw = self.p.raw_state_decimation and k % self.p.raw_state_decimation == 0
-        if not raw and k % self._state_every:
+        if not (raw or state):
             return
-        msg = self._state_msg(t_ns)
+        msg = self._state_msg(t_ns, snapshot)
         if raw:
             self.pub_raw.publish(msg)
-        if k % self._state_every == 0:
+        if state:
             self.pub_state.publish(msg)
             odom = reference_odometry(msg, self.base_r_m)
             self.pub_odom.publish(odom)
             if self.tf is not None:
                 self.tf.send(odom)
+
+    def _on_damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None:
+        self.crash.publish(t_ns, impulse_ns, levels)
+
+    def _on_contact(self, line: str) -> None:
+        self.crash.log_contact(line)
 
     def _publish_status(self, s: LoopStatus) -> None:
         self.diagnostics.status = s
@@ -208,11 +229,13 @@ class DynamicsNode(Node):
         if self.p.raw_state_decimation:
             self.pub_raw.publish(msg)
 
-    def _state_msg(self, t_ns: int) -> conv.VehicleState:
-        """The model's state now, stamped t_ns (physics thread: the loop is between steps);
+    def _state_msg(self, t_ns: int, snapshot: VehicleSnapshot | None = None
+                   ) -> conv.VehicleState:
+        """The model's state now (or ``snapshot``), stamped t_ns (the loop is between steps);
         NonFiniteState (the loop then stops) rather than a message with NaN in it."""
-        snapshot = self.model.snapshot()
-        snapshot.require_finite()
+        if snapshot is None:
+            snapshot = self.model.snapshot()
+            snapshot.require_finite()
         return conv.vehicle_state(snapshot, t_ns, self.p.odom_frame, self.p.base_frame,
                                   self.p.model)
 

@@ -1,0 +1,188 @@
+"""The real-time physics loop in a process of its own (core.loop_process): the node's requests
+reach the loop, its events come back in order through the same hooks as SimLoop's, and the
+process ends with its loop, with its parent, or reports why it did."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import vehicle_sim
+from vehicle_sim.core.accident.ego_contacts import EgoBody
+from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
+from vehicle_sim.core.config import load
+from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.faults import FaultRequest
+from vehicle_sim.core.loop_process import LoopProcess, LoopProcessFailed, LoopSetup
+from vehicle_sim.core.sim_loop import Hooks
+from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.core.vehicle.interface import Controls
+from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.paths import config_path
+
+VEHICLE = load(VehicleParams, config_path("vehicles/medium_car.yaml"))
+
+
+def _setup(**params) -> LoopSetup:
+    p = DynamicsParams(**{"model": "kinematic", "integrator": "euler", "physics_rate_hz": 500.0,
+                          "clock_decimation": 5, "raw_state_decimation": 0,
+                          "command_timeout_s": 100.0, "map_file": "", **params})
+    return LoopSetup(p, VEHICLE)
+
+
+class Recorder:
+    """Hooks that keep what the loop reports, and a thread that runs the loop."""
+
+    def __init__(self, loop: LoopProcess):
+        self.loop, self.steps, self.states, self.status, self.faults = loop, [], [], [], []
+        self.diverged = []
+        self.stop = threading.Event()
+        self.error: Exception | None = None
+        hooks = Hooks(after_step=self._step, status=self.status.append,
+                      faults_changed=lambda t, ch: self.faults.extend(ch),
+                      diverged=lambda t, why: self.diverged.append(why))
+        self.thread = threading.Thread(target=self._run, args=(hooks,), daemon=True)
+        self.thread.start()
+
+    def _run(self, hooks: Hooks) -> None:
+        try:
+            self.loop.run(self.stop, hooks)
+        except Exception as exc:  # noqa: BLE001 (the test looks at it)
+            self.error = exc
+
+    def _step(self, k: int, t_ns: int, snapshot=None) -> None:
+        self.steps.append((k, t_ns))
+        if snapshot is not None:
+            self.states.append(snapshot)
+
+    def wait(self, condition, what: str, timeout_s: float = 20.0) -> None:
+        end = time.monotonic() + timeout_s
+        while not condition():
+            assert self.thread.is_alive() or condition(), f"loop ended ({self.error}) before {what}"
+            assert time.monotonic() < end, f"no {what} in {timeout_s} s"
+            time.sleep(0.01)
+
+    def end(self) -> None:
+        self.stop.set()
+        self.thread.join(10.0)
+        assert not self.thread.is_alive()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_requests_reach_the_loop_and_its_events_come_back_in_order():
+    loop = LoopProcess(_setup(real_time_factor=4.0))
+    rec = Recorder(loop)
+    try:
+        rec.wait(lambda: len(rec.states) >= 3, "states")
+        ks = [k for k, _ in rec.steps]
+        assert ks == sorted(ks) and all(k % 5 == 0 for k in ks)  # clock every 5, state every 5
+        assert all(t == k * 2_000_000 for k, t in rec.steps)
+        assert rec.states[-1].velocity_mps[0] == 0.0  # at rest, brake of the initial command
+        loop.set_command(Controls(throttle=1.0, gear=1))
+        rec.wait(lambda: rec.states[-1].velocity_mps[0] > 1.0, "speed from the command")
+        loop.request_fault(FaultRequest(id=7, kind="brake_failure"))
+        rec.wait(lambda: rec.faults, "the fault's answer")
+        assert (rec.faults[0].id, rec.faults[0].kind) == (7, "brake_failure")
+        assert loop.active_fault_kinds() == ["brake_failure"]
+        loop.pause(True)
+        time.sleep(0.3)
+        n = len(rec.steps)
+        time.sleep(0.3)
+        assert len(rec.steps) == n and loop.paused
+        loop.request_reset(50.0, 5.0, 0.0, 0.0)
+        loop.request_steps(5)
+        rec.wait(lambda: rec.states[-1].position_m[0] == pytest.approx(50.0, abs=0.1),
+                 "the reset pose")
+        rec.wait(lambda: rec.status, "a SimStatus")
+        assert loop.t_ns == loop.k * 2_000_000 > 0
+    finally:
+        rec.end()
+    assert rec.error is None and loop._proc.returncode == 0
+
+
+def test_the_crash_physics_runs_in_the_process_and_reports_damage():
+    spec = load_map(config_path("maps/urban_grid.yaml"))
+    crash = EgoCrashSetup(tuple(spec.static_objects), EgoBody.from_vehicle(VEHICLE), 0.002)
+    # at rest heading west, 6.6 m from the barrier along x = -15 m; full throttle into it
+    init = dataclasses.replace(DynamicsParams().initial, x_m=-6.0, y_m=0.0, yaw_rad=3.14159)
+    setup = dataclasses.replace(_setup(real_time_factor=4.0, model="single_track"),
+                                crash=crash)
+    setup = dataclasses.replace(setup, params=dataclasses.replace(setup.params, initial=init))
+    loop = LoopProcess(setup)
+    damage, contacts = [], []
+    loop.on_damage = lambda t, impulse, levels: damage.append(levels)
+    loop.on_contact = contacts.append
+    loop.set_command(Controls(throttle=1.0, gear=1))
+    rec = Recorder(loop)
+    try:
+        rec.wait(lambda: damage and max(damage[-1]) > 0, "damage from the barrier")
+        assert contacts and contacts[0].startswith("ego crash into static/")
+    finally:
+        rec.end()
+
+
+def test_a_process_that_dies_is_reported_and_a_stop_before_start_ends_it():
+    loop = LoopProcess(_setup())
+    rec = Recorder(loop)
+    rec.wait(lambda: rec.steps, "steps")
+    os.kill(loop.pid, 9)
+    rec.thread.join(10.0)
+    assert isinstance(rec.error, LoopProcessFailed)
+    assert "exit code -9" in str(rec.error)
+
+    idle = LoopProcess(_setup())
+    idle.close()
+    assert idle._proc.returncode == 0  # it ended on the stop, without a start
+
+
+def test_a_model_that_cannot_be_built_refuses_with_the_childs_reason(capfd):
+    bad = dataclasses.replace(_setup(), terrain=object())  # kinematic has no terrain
+    with pytest.raises(LoopProcessFailed, match="physics process failed while building"):
+        LoopProcess(bad)
+    assert "Traceback" in capfd.readouterr().err
+
+
+def test_the_physics_process_dies_with_its_parent(tmp_path):
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from vehicle_sim.core.loop_process import LoopProcess, LoopSetup
+        from test_helper_setup import setup
+        if __name__ == "__main__":
+            loop = LoopProcess(setup())
+            print(loop.pid, flush=True)
+            os._exit(0)  # no clean-up: only the kernel's death signal ends the child
+    """)
+    (tmp_path / "test_helper_setup.py").write_text(textwrap.dedent("""
+        from vehicle_sim.core.config import load
+        from vehicle_sim.core.dynamics_params import DynamicsParams
+        from vehicle_sim.core.loop_process import LoopSetup
+        from vehicle_sim.core.vehicle.params import VehicleParams
+        from vehicle_sim.paths import config_path
+        def setup():
+            return LoopSetup(DynamicsParams(model="kinematic", map_file=""),
+                             load(VehicleParams, config_path("vehicles/medium_car.yaml")))
+    """))
+    (tmp_path / "parent.py").write_text(script)
+    env = {**os.environ, "PYTHONPATH": str(Path(vehicle_sim.__file__).parents[1])}
+    out = subprocess.run([sys.executable, str(tmp_path / "parent.py")], capture_output=True,
+                         text=True, timeout=120, check=True, env=env).stdout
+    pid = int(out.split()[0])
+    end = time.monotonic() + 10.0
+    while not _gone(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _gone(pid)
