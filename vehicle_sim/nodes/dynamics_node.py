@@ -150,6 +150,11 @@ class DynamicsNode(Node):
         if isinstance(self.loop, LoopProcess):  # not started, or its thread did not end
             self.loop.close()
 
+    def destroy_node(self) -> None:
+        if isinstance(self.loop, LoopProcess):  # e.g. another node of the process refused
+            self.loop.close()
+        super().destroy_node()
+
     # ---- physics thread ------------------------------------------------------------------
     def _after_step(self, k: int, t_ns: int, snapshot: VehicleSnapshot | None = None) -> None:
         """After step k: /clock and the states that are due (the loop's thread; ``snapshot``:
