@@ -34,7 +34,11 @@ def test_recorded_run_decodes_with_increasing_sim_stamps(tmp_path):
                 assert ros.header.frame_id == "odom" and ros.child_frame_id == "base_link"
                 stamps.append(ros.header.stamp.sec * 10**9 + ros.header.stamp.nanosec)
     assert {"/vehicle/state", "/clock", "/sim/status", "/odom"} <= topics
-    assert len(stamps) > 100 and bool(np.all(np.diff(stamps) > 0))
+    # a fast run is paced by nobody: the state writer's queue (reliable, keep last 10) replaces
+    # what a busy recorder has not read yet, so how many arrive depends on the machine (a
+    # clean-clone CI run recorded 61 of 400). In order they must be: the lockstep test below
+    # is the one where every frame is recorded.
+    assert len(stamps) >= 2 and bool(np.all(np.diff(stamps) > 0))
     # the clock starts when every node is up, so a fast run is recorded from its first step
     assert stamps[0] <= 100_000_000, stamps[0]
 
