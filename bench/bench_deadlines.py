@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from loopback_dds import use_loopback_dds
-from proc_stats import cpu_s
+from proc_stats import cpu_s, descendants, node_name
 
 PERIOD_S = 1e-3
 PRIORITY = 20  # config/dynamics.yaml realtime_priority
@@ -121,7 +121,8 @@ class BridgeStats(threading.Thread):
 
 def node_processes(runner_pid: int) -> dict[str, int]:
     """The runner's child processes by node name (``__node:=<name>``; the nodes of one
-    vehicle_sim_compose process joined by '+')."""
+    vehicle_sim_compose process joined by '+'), and a node's physics process (core.loop_process)
+    as ``<name>/physics``."""
     found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -134,6 +135,13 @@ def node_processes(runner_pid: int) -> dict[str, int]:
         if ppid == runner_pid:
             names = [a.decode().split(":=", 1)[1] for a in argv if a.startswith(b"__node:=")]
             found["+".join(names) if names else Path(argv[0].decode()).name] = int(proc.name)
+    for name, pid in list(found.items()):
+        for kid in descendants(pid):
+            try:
+                if node_name(kid).endswith("/physics"):
+                    found[f"{name}/physics"] = kid
+            except (OSError, IndexError, ValueError):  # ended meanwhile
+                continue
     return found
 
 

@@ -20,7 +20,8 @@ from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
 from vehicle_sim.core.config import load
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.faults import FaultRequest
-from vehicle_sim.core.loop_process import LoopProcess, LoopProcessFailed, LoopSetup
+from vehicle_sim.core.loop_process import (
+    LoopProcess, LoopProcessFailed, LoopSetup, LoopSetupRefused)
 from vehicle_sim.core.sim_loop import Hooks
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.vehicle.interface import Controls
@@ -42,7 +43,8 @@ class Recorder:
 
     def __init__(self, loop: LoopProcess):
         self.loop, self.steps, self.states, self.status, self.faults = loop, [], [], [], []
-        self.diverged = []
+        self.diverged, self.stale = [], []
+        self.hold_s = 0.0  # the next step's hook blocks this long (a node busy elsewhere)
         self.stop = threading.Event()
         self.error: Exception | None = None
         hooks = Hooks(after_step=self._step, status=self.status.append,
@@ -57,8 +59,11 @@ class Recorder:
         except Exception as exc:  # noqa: BLE001 (the test looks at it)
             self.error = exc
 
-    def _step(self, k: int, t_ns: int, snapshot=None) -> None:
+    def _step(self, k: int, t_ns: int, snapshot=None, stale: bool = False) -> None:
+        time.sleep(self.hold_s)
+        self.hold_s = 0.0
         self.steps.append((k, t_ns))
+        self.stale.append(stale)
         if snapshot is not None:
             self.states.append(snapshot)
 
@@ -149,11 +154,60 @@ def test_a_process_that_dies_is_reported_and_a_stop_before_start_ends_it():
     assert idle._proc.returncode == 0  # it ended on the stop, without a start
 
 
-def test_a_model_that_cannot_be_built_refuses_with_the_childs_reason(capfd):
-    bad = dataclasses.replace(_setup(), terrain=object())  # kinematic has no terrain
+def test_a_model_that_cannot_be_built_fails_with_the_childs_traceback(capfd):
+    bad = dataclasses.replace(_setup(), terrain=object())  # a bug: kinematic has no terrain
     with pytest.raises(LoopProcessFailed, match="physics process failed while building"):
         LoopProcess(bad)
     assert "Traceback" in capfd.readouterr().err
+
+
+def test_a_setup_the_model_rejects_is_a_refusal_naming_it():
+    setup = _setup()
+    object.__setattr__(setup.params, "integrator", "leapfrog")  # past DynamicsParams' check
+    with pytest.raises(LoopSetupRefused, match="unknown integrator 'leapfrog'"):
+        LoopProcess(setup)
+    assert issubclass(LoopSetupRefused, ValueError)  # the node's start refuses with exit 2
+
+
+def test_a_request_the_loop_cannot_take_stops_it_and_is_reported():
+    loop = LoopProcess(_setup())
+    rec = Recorder(loop)
+    rec.wait(lambda: rec.steps, "steps")
+    loop._send(("reset", (1.0, 2.0)))  # a malformed request: three values short
+    rec.thread.join(10.0)
+    assert isinstance(rec.error, LoopProcessFailed) and "TypeError" in str(rec.error)
+    assert loop._proc.returncode == 1
+
+
+def test_a_node_behind_gets_the_waiting_steps_marked_stale_then_catches_up():
+    loop = LoopProcess(_setup(real_time_factor=2.0))
+    rec = Recorder(loop)
+    try:
+        rec.wait(lambda: rec.steps, "steps")
+        rec.hold_s = 0.3  # ~120 step events queue meanwhile
+        rec.wait(lambda: any(rec.stale), "a stale step")
+        first = rec.stale.index(True)
+        rec.wait(lambda: not rec.stale[-1] and len(rec.stale) > first + 1, "caught up")
+        ks = [k for k, _ in rec.steps]
+        assert ks == sorted(ks)  # every step still reaches the node, in order
+        assert loop.stale_steps == sum(rec.stale)
+    finally:
+        rec.end()
+
+
+def test_the_process_is_out_of_the_nodes_group_and_ignores_sigint():
+    loop = LoopProcess(_setup())
+    rec = Recorder(loop)
+    try:
+        rec.wait(lambda: rec.steps, "steps")
+        assert os.getpgid(loop.pid) != os.getpgid(0)  # a group's Ctrl-C/SIGTERM: the node's
+        os.kill(loop.pid, 2)
+        n = len(rec.steps)
+        rec.wait(lambda: len(rec.steps) > n + 10, "steps after a SIGINT")
+    finally:
+        rec.end()
+        loop.close()  # a second close (after run's) does nothing
+    assert rec.error is None and loop._proc.returncode == 0
 
 
 def test_the_physics_process_dies_with_its_parent(tmp_path):

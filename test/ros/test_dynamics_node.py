@@ -353,3 +353,19 @@ def test_vehicle_faults_over_fault_command(ros_node, probe, start_node):
     assert answer(0, about=4, fault=FaultCommand.CLEAR).state == FaultStatus.STATE_CLEARED
     assert all(s.id != 5 for s in status[before:]), "a gps command is not answered here"
     ros_node.spin_until(lambda: speed() > 2.0, what="drive back after CLEAR")
+
+
+def test_a_vehicle_the_physics_process_cannot_model_refuses_to_start(assert_refuses, tmp_path):
+    """The model is built in the physics process (real time): its refusal is the node's, exit 2
+    with one line, as when the node built it itself."""
+    import yaml
+
+    from vehicle_sim.core.vehicle.params import FULL_MODEL_GROUPS
+    from vehicle_sim.paths import config_path
+    car = yaml.safe_load(config_path("vehicles/medium_car.yaml").read_text())
+    for group in FULL_MODEL_GROUPS:
+        car.pop(group, None)
+    path = tmp_path / "planar_car.yaml"
+    path.write_text(yaml.safe_dump(car))
+    assert_refuses("dynamics_node", {"model": "full14", "vehicle_file": str(path),
+                                     "mode": "realtime"}, "has no full-model groups")

@@ -44,7 +44,9 @@ class LoopStatus:
 class Hooks:
     """Callbacks of the node, called from the loop thread."""
 
-    after_step: Callable[[int, int], None]  # (step k, t_ns)
+    # (step k, t_ns); core.loop_process adds (snapshot, stale): the state sent by the physics
+    # process, and whether newer steps already wait
+    after_step: Callable[..., None]
     status: Callable[[LoopStatus], None]
     frame_stalled: Callable[[int, list[str]], None] = lambda t_ns, peers: None
     faults_changed: Callable[[int, list[FaultChange]], None] = lambda t_ns, changes: None

@@ -19,9 +19,10 @@ from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, Validated, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.frames import cg_pose_in_odom, vehicle_reference_m
-from vehicle_sim.core.loop_process import LoopProcess, LoopSetup, build_model
+from vehicle_sim.core.loop_process import LoopProcess, LoopSetup
 from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop, step_outputs
+from vehicle_sim.core.vehicle.factory import build_model
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import VehicleParams
@@ -67,9 +68,11 @@ class DynamicsNode(Node):
         if self.p.mode == "realtime" and self.p.physics_process:
             self.loop = LoopProcess(LoopSetup(self.p, self.vehicle, terrain, crash))
             self.get_logger().info(f"physics loop in process {self.loop.pid}")
+            if self.loop.pipe_problem:
+                self.get_logger().warning(self.loop.pipe_problem)
             crash_core = self.loop
         else:
-            self.model = build_model(self.p, self.vehicle, terrain)
+            self.model = build_model(self.p.model, self.vehicle, self.p.integrator, dt_s, terrain)
             self.loop = SimLoop(self.model, self.p)
         hooks = Hooks(after_step=self._after_step, status=self._publish_status,
                       frame_stalled=self._on_stalled, diverged=self._on_diverged)
@@ -149,6 +152,10 @@ class DynamicsNode(Node):
             self._thread.join(timeout=2.0)
         if isinstance(self.loop, LoopProcess):  # not started, or its thread did not end
             self.loop.close()
+            if self.loop.stale_steps:
+                self.get_logger().info(
+                    f"{self.loop.stale_steps} steps reached the node behind newer ones: their "
+                    f"raw states were skipped, not published late")
 
     def destroy_node(self) -> None:
         if isinstance(self.loop, LoopProcess):  # e.g. another node of the process refused
@@ -156,11 +163,14 @@ class DynamicsNode(Node):
         super().destroy_node()
 
     # ---- physics thread ------------------------------------------------------------------
-    def _after_step(self, k: int, t_ns: int, snapshot: VehicleSnapshot | None = None) -> None:
+    def _after_step(self, k: int, t_ns: int, snapshot: VehicleSnapshot | None = None,
+                    stale: bool = False) -> None:
         """After step k: /clock and the states that are due (the loop's thread; ``snapshot``:
-        the physics process's, checked finite there)."""
+        the physics process's, checked finite there; ``stale``: newer steps already wait, so
+        the high-rate raw state is skipped, core.loop_process)."""
         self.diagnostics.after_step(t_ns)
         clock, raw, state = step_outputs(self.p, k)
+        raw = raw and not stale
         if clock:
             self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
         if not (raw or state):

@@ -180,7 +180,8 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
 def _create(members: list[tuple[NodeEntry, list[str]]],
             stop: threading.Event) -> tuple[list[tuple[NodeEntry, Node]], int | None]:
     """The nodes, one after the other; with the exit code when the process must not go on
-    (2: one refused to start, naming it; 0: stopped by a signal meanwhile)."""
+    (2: one refused to start, naming it; 1: one failed to start; 0: stopped by a signal
+    meanwhile)."""
     nodes: list[tuple[NodeEntry, Node]] = []
     for entry, cli_args in members:
         if stop.is_set():
@@ -194,6 +195,10 @@ def _create(members: list[tuple[NodeEntry, list[str]]],
         except (ConfigError, ValueError, FileNotFoundError, *ParameterException) as exc:
             rclpy.logging.get_logger(entry.name).fatal(f"refusing to start: {exc}")
             return nodes, 2
+        except Exception as exc:  # a fault of the code, not of the input: the created end too
+            traceback.print_exc()
+            rclpy.logging.get_logger(entry.name).fatal(f"failed to start: {exc}")
+            return nodes, 1
     return nodes, 0 if stop.is_set() else None
 
 

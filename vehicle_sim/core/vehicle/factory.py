@@ -14,8 +14,9 @@ from vehicle_sim.core.vehicle.full14.discrete import full14_after_step
 from vehicle_sim.core.vehicle.full14.dynamics import full14_f
 from vehicle_sim.core.vehicle.full14.model import Full14Model
 from vehicle_sim.core.vehicle.full14.packing import pack_full
+from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
 from vehicle_sim.core.vehicle.integrators import INTEGRATORS, run_steps
-from vehicle_sim.core.vehicle.interface import VehicleModel
+from vehicle_sim.core.vehicle.interface import Controls, VehicleModel
 from vehicle_sim.core.vehicle.kinematic import KinematicModel, kinematic_after_step, kinematic_f
 from vehicle_sim.core.vehicle.params import VehicleParams, pack
 from vehicle_sim.core.vehicle.planar import stepper
@@ -42,6 +43,17 @@ def make_model(kind: str, params: VehicleParams, integrator: str) -> VehicleMode
     """A new model of ``kind`` (one of MODELS) using ``integrator`` (one of INTEGRATORS)."""
     _check(kind, integrator)
     return _CLASSES[kind](params, integrator)
+
+
+def build_model(kind: str, params: VehicleParams, integrator: str, dt_s: float,
+                terrain: TerrainParams | None = None) -> VehicleModel:
+    """The model of a dynamics loop, its numba kernels compiled (full14: seconds) by one braked
+    step of ``dt_s``, so that the first real-time step is not the one that compiles them."""
+    model = make_model(kind, params, integrator)
+    if terrain is not None:
+        model.set_terrain(terrain)
+    model.step(Controls(brake=1.0), dt_s)
+    return model
 
 
 def simulate(kind: str, x0: np.ndarray, controls: np.ndarray, params: VehicleParams | np.ndarray,
