@@ -41,7 +41,7 @@ def node_name(pid: int) -> str:
     (core.loop_process) its node's name + '/physics'."""
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     words = [Path(a.decode(errors="replace")).name for a in argv if a]
-    if any("loop_process import _child_main" in w for w in words):  # core.loop_process
+    if any("core.loop_child import main" in w for w in words):  # core.loop_process
         ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         return f"{node_name(ppid)}/physics"
     if "vehicle_sim_compose" in words:  # "<exe> --ros-args ... --" per node

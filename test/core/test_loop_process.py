@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
+import signal
 import subprocess
 import sys
 import textwrap
@@ -44,7 +46,8 @@ class Recorder:
     def __init__(self, loop: LoopProcess):
         self.loop, self.steps, self.states, self.status, self.faults = loop, [], [], [], []
         self.diverged, self.stale = [], []
-        self.hold_s = 0.0  # the next step's hook blocks this long (a node busy elsewhere)
+        self.holds: queue.SimpleQueue[float] = queue.SimpleQueue()  # a step's hook blocks this
+        # long (a node busy elsewhere)
         self.stop = threading.Event()
         self.error: Exception | None = None
         hooks = Hooks(after_step=self._step, status=self.status.append,
@@ -60,8 +63,10 @@ class Recorder:
             self.error = exc
 
     def _step(self, k: int, t_ns: int, snapshot=None, stale: bool = False) -> None:
-        time.sleep(self.hold_s)
-        self.hold_s = 0.0
+        try:
+            time.sleep(self.holds.get_nowait())
+        except queue.Empty:
+            pass
         self.steps.append((k, t_ns))
         self.stale.append(stale)
         if snapshot is not None:
@@ -74,10 +79,21 @@ class Recorder:
             assert time.monotonic() < end, f"no {what} in {timeout_s} s"
             time.sleep(0.01)
 
+    def still_for(self, quiet_s: float):
+        """A condition: no new step for ``quiet_s``."""
+        seen = [len(self.steps), time.monotonic()]
+
+        def still() -> bool:
+            if len(self.steps) != seen[0]:
+                seen[:] = [len(self.steps), time.monotonic()]
+            return time.monotonic() - seen[1] >= quiet_s
+        return still
+
     def end(self) -> None:
         self.stop.set()
-        self.thread.join(10.0)
+        self.thread.join(40.0)
         assert not self.thread.is_alive()
+        self.loop.close(timeout_s=30.0)  # reaped (run's own close gives it 2 s)
 
 
 def _gone(pid: int) -> bool:
@@ -104,10 +120,8 @@ def test_requests_reach_the_loop_and_its_events_come_back_in_order():
         assert (rec.faults[0].id, rec.faults[0].kind) == (7, "brake_failure")
         assert loop.active_fault_kinds() == ["brake_failure"]
         loop.pause(True)
-        time.sleep(0.3)
-        n = len(rec.steps)
-        time.sleep(0.3)
-        assert len(rec.steps) == n and loop.paused
+        rec.wait(rec.still_for(0.3), "no step for 0.3 s")  # however long the pause takes to apply
+        assert loop.paused
         loop.request_reset(50.0, 5.0, 0.0, 0.0)
         loop.request_steps(5)
         rec.wait(lambda: rec.states[-1].position_m[0] == pytest.approx(50.0, abs=0.1),
@@ -150,7 +164,7 @@ def test_a_process_that_dies_is_reported_and_a_stop_before_start_ends_it():
     assert "exit code -9" in str(rec.error)
 
     idle = LoopProcess(_setup())
-    idle.close()
+    idle.close(timeout_s=30.0)
     assert idle._proc.returncode == 0  # it ended on the stop, without a start
 
 
@@ -176,6 +190,7 @@ def test_a_request_the_loop_cannot_take_stops_it_and_is_reported():
     loop._send(("reset", (1.0, 2.0)))  # a malformed request: three values short
     rec.thread.join(10.0)
     assert isinstance(rec.error, LoopProcessFailed) and "TypeError" in str(rec.error)
+    loop.close(timeout_s=30.0)
     assert loop._proc.returncode == 1
 
 
@@ -184,30 +199,45 @@ def test_a_node_behind_gets_the_waiting_steps_marked_stale_then_catches_up():
     rec = Recorder(loop)
     try:
         rec.wait(lambda: rec.steps, "steps")
-        rec.hold_s = 0.3  # ~120 step events queue meanwhile
+        assert not any(rec.stale)  # a node keeping up: nothing stale (statuses in between)
+        rec.holds.put(0.3)  # ~120 step events queue meanwhile
         rec.wait(lambda: any(rec.stale), "a stale step")
         first = rec.stale.index(True)
         rec.wait(lambda: not rec.stale[-1] and len(rec.stale) > first + 1, "caught up")
-        ks = [k for k, _ in rec.steps]
-        assert ks == sorted(ks)  # every step still reaches the node, in order
-        assert loop.stale_steps == sum(rec.stale)
     finally:
         rec.end()
+    ks = [k for k, _ in rec.steps]
+    assert ks == sorted(ks) and len(set(ks)) == len(ks)  # every step reaches the node, in order
+    assert loop.stale_steps == sum(rec.stale)
 
 
-def test_the_process_is_out_of_the_nodes_group_and_ignores_sigint():
+def test_the_process_is_out_of_the_nodes_group_and_ignores_sigint_and_sigterm():
     loop = LoopProcess(_setup())
     rec = Recorder(loop)
     try:
         rec.wait(lambda: rec.steps, "steps")
         assert os.getpgid(loop.pid) != os.getpgid(0)  # a group's Ctrl-C/SIGTERM: the node's
-        os.kill(loop.pid, 2)
-        n = len(rec.steps)
-        rec.wait(lambda: len(rec.steps) > n + 10, "steps after a SIGINT")
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            os.kill(loop.pid, sig)
+            n = len(rec.steps)
+            rec.wait(lambda n=n: len(rec.steps) > n + 10, f"steps after {sig.name}")
     finally:
         rec.end()
-        loop.close()  # a second close (after run's) does nothing
+        loop.close()  # a second close does nothing
     assert rec.error is None and loop._proc.returncode == 0
+
+
+def test_a_child_that_stops_reading_is_a_failure_and_no_send_blocks():
+    loop = LoopProcess(_setup())
+    rec = Recorder(loop)
+    rec.wait(lambda: rec.steps, "steps")
+    os.kill(loop.pid, signal.SIGSTOP)  # frozen: its request pipe fills
+    for _ in range(5000):  # ~1 MB of commands into a 256 KiB pipe: none blocks
+        loop.set_command(Controls(throttle=0.5, gear=1))
+    rec.thread.join(30.0)
+    assert isinstance(rec.error, LoopProcessFailed) and "stopped reading" in str(rec.error)
+    loop.close(timeout_s=30.0)
+    assert loop._proc.returncode == -signal.SIGKILL
 
 
 def test_the_physics_process_dies_with_its_parent(tmp_path):

@@ -55,6 +55,15 @@ def forward_gears(vehicle: VehicleParams, model: str) -> int:
 class DynamicsNode(Node):
     def __init__(self, **options) -> None:
         super().__init__("dynamics", **options)
+        self.loop: SimLoop | LoopProcess | None = None
+        try:
+            self._build()
+        except BaseException:  # noqa: B036 (anything: a physics process must not outlive it)
+            if isinstance(self.loop, LoopProcess):
+                self.loop.close()
+            raise
+
+    def _build(self) -> None:
         self.p = declare_and_load(self, DynamicsParams)
         self.vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
         terrain = (load(TerrainParams, config_path(self.p.terrain_file))
