@@ -16,7 +16,7 @@ in gear 1. Reported: p50/p99/max per path and the ratio dynamics/echo. ``--decim
 sets the node's raw_state_decimation (config/dynamics.yaml: 5, i.e. state_raw at 200 Hz;
 1 = every physics step, 1 kHz).
 
-    .venv/bin/python bench/bench_latency.py [--commands 2000] [--decimation 5]
+    .venv/bin/python bench/bench_latency.py [--commands 2000] [--decimation 5] [--physics_thread]
 """
 from __future__ import annotations
 
@@ -149,6 +149,9 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=2000)
     parser.add_argument("--decimation", type=int, default=5,
                         help="dynamics raw_state_decimation (config/dynamics.yaml: 5)")
+    parser.add_argument("--physics_thread", action="store_true",
+                        help="the physics loop in the node's thread (physics_process:=false), "
+                             "for a comparison with its own process (the default)")
     parser.add_argument("--echo", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo:
@@ -161,8 +164,9 @@ def main() -> None:
     from vehicle_sim.nodes import qos
     from vehicle_sim.paths import config_path
 
-    print(f"command -> state bench: {args.commands} commands, {os.cpu_count()} CPUs, load "
-          f"average {os.getloadavg()[0]:.1f}", flush=True)
+    where = "a thread of the node" if args.physics_thread else "its own process"
+    print(f"command -> state bench: {args.commands} commands, physics loop in {where}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
     rclpy.init()
     node = rclpy.create_node("bench_latency")
     procs: list = []
@@ -173,7 +177,8 @@ def main() -> None:
         exe = str(Path(sys.executable).parent / "dynamics_node")
         dyn = measure(node, procs, [exe, "--ros-args", "--params-file",
                                     str(config_path("dynamics.yaml")), "-p",
-                                    f"raw_state_decimation:={args.decimation}"],
+                                    f"raw_state_decimation:={args.decimation}", "-p",
+                                    f"physics_process:={str(not args.physics_thread).lower()}"],
                       {"vehicle/state_raw": (VehicleState, qos.STREAM),
                        "vehicle/state": (VehicleState, qos.STATE)}, args.commands,
                       "vehicle/state_raw")

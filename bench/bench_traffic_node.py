@@ -32,6 +32,7 @@ from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 from vehicle_sim.msg import TrafficAgentArray
 
+from loopback_dds import use_loopback_dds
 from vehicle_sim.core.traffic.gridgen import GridSpec, generate
 from vehicle_sim.core.traffic.mapfile import map_from_dict
 from vehicle_sim.core.traffic.network import Network
@@ -147,9 +148,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=DURATION_S, help="sim time per count")
     args = parser.parse_args()
     counts, seconds = args.counts, args.seconds
-    # an own DDS domain on loopback (read at rclpy.init; the node process inherits it)
-    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 50))
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    # an own DDS domain with a run's DDS set-up, loopback only (read at rclpy.init; the node
+    # process inherits it)
+    use_loopback_dds(100, 50)
     rclpy.init()
     node = rclpy.create_node("bench_traffic_node")
     print(f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}, /clock 1 kHz real time for "

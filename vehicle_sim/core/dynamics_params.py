@@ -34,7 +34,8 @@ class DynamicsParams:
     mode: str = spec("realtime", choices=MODES, doc="realtime pacing, fast, or lockstep")
     real_time_factor: float = spec(1.0, gt=0.0, le=1000.0, doc="sim seconds per wall second")
     realtime_priority: int = spec(0, ge=0, le=99, doc="SCHED_FIFO priority of the physics "
-                                  "thread in realtime mode, 0 = normal scheduling")
+                                  "loop in realtime mode (the thread that takes the node's "
+                                  "requests one level below), 0 = normal scheduling")
     physics_process: bool = spec(True, doc="realtime mode: the physics loop runs in a process "
                                  "of its own, where no ROS callback can hold it up (issue 14; "
                                  "core.loop_process); fast and lockstep runs keep it in a thread")
