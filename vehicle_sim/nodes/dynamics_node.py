@@ -145,11 +145,13 @@ class DynamicsNode(Node):
 
     def _start_loop(self) -> None:
         self.get_logger().info("physics loop started")
-        if self.p.mode == "realtime" and self.p.realtime_priority > 1:
+        if self.model is not None and self.p.mode == "realtime" and \
+                self.p.realtime_priority > 1:
             # this executor thread one FIFO level below the physics: when it holds the GIL
-            # the physics thread waits for, or converts a command the physics process waits
-            # for, it gets a core at once instead of queueing behind the machine's other work
-            # (priority inversion); it sleeps in rcl_wait otherwise
+            # the physics waits for, it gets a core at once instead of queueing behind the
+            # machine's other work (priority inversion); it sleeps in rcl_wait otherwise. With
+            # the loop in its own process no thread here is FIFO: measured, that gained no
+            # command latency (README, Performance) and would only compete with the machine
             refused = set_realtime_priority(self.p.realtime_priority - 1)
             if refused:
                 self.get_logger().info(f"executor thread: {refused}")
@@ -223,10 +225,6 @@ class DynamicsNode(Node):
         for CPython's default 5 ms."""
         if self.p.mode == "realtime":
             shorten_switch_interval()
-            if isinstance(self.loop, LoopProcess) and self.p.realtime_priority > 1:
-                # the thread that publishes the physics process's steps: a state waits for
-                # no other work of the machine (refused: as the executor thread's, logged)
-                set_realtime_priority(self.p.realtime_priority - 1)
         try:
             self.loop.run(self._stop, hooks)
         except Exception as exc:
