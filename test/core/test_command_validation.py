@@ -5,7 +5,8 @@ import math
 import pytest
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.controls import ControlLimits, validate, validate_setpoint
+from vehicle_sim.core.controls import (
+    ControlLimits, header_problem, problem_kind, validate, validate_setpoint)
 from vehicle_sim.core.motion.stack_controller import (
     LongitudinalModel,
     Measured,
@@ -65,3 +66,18 @@ def test_finite_inputs_that_add_up_to_a_non_finite_command_are_rejected():
     huge = twist(1e308, 1e308)  # finite, absurd: the controller's output stays bounded
     assert huge.controls is None or (abs(huge.controls.steer_rad) <= 0.5
                                      and 0.0 <= huge.controls.throttle <= 1.0)
+
+
+def test_a_problem_kind_blanks_its_values_and_keeps_its_field():
+    """The bridge throttles warnings per (topic, kind): varied values of one problem are one
+    kind, a different field is another (a stamp problem is not hidden by a frame one)."""
+    frame = header_problem("map", 0, 0, ("", "base_link"), 1.0)
+    other_frame = header_problem("odom", 0, 0, ("", "base_link"), 1.0)
+    stamp = header_problem("", 110_000_000_000, 10_000_000_000, ("", "base_link"), 1.0)
+    later_stamp = header_problem("", 120_500_000_000, 20_000_000_000, ("", "base_link"), 1.0)
+    assert problem_kind(frame) == problem_kind(other_frame)
+    assert problem_kind(stamp) == problem_kind(later_stamp)
+    assert problem_kind(frame) != problem_kind(stamp)
+    assert problem_kind("rejected: throttle is nan") == problem_kind("rejected: throttle is inf")
+    assert problem_kind("rejected: throttle is nan") != problem_kind("rejected: brake is nan")
+    assert problem_kind("rejected: gear 7 outside [-1, 1]") == "rejected: gear # outside [#, #]"

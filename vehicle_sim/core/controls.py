@@ -15,6 +15,7 @@ entry):
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -107,6 +108,16 @@ def header_problem(frame_id: str, stamp_ns: int, now_ns: int, frames: tuple[str,
         return (f"stamp {stamp_ns * 1e-9:.3f} s is more than {max_skew_s:g} s from sim time "
                 f"{now_ns * 1e-9:.3f} s")
     return ""
+
+
+_VALUES = re.compile(r"'[^']*'|[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|inf|nan)", re.IGNORECASE)
+
+
+def problem_kind(problem: str) -> str:
+    """A command problem with its values blanked ("frame_id 'map' ..." -> "frame_id # ..."):
+    the key a node throttles its warnings by, so a new kind of problem is reported at once while
+    a stream of varied values of one kind (hostile or not) still gives one line a second."""
+    return _VALUES.sub("#", problem)
 
 
 def validate_setpoint(fields: Mapping[str, float], convert: Callable[[], Controls],

@@ -22,7 +22,7 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.controls import ControlLimits, DriveCommand
+from vehicle_sim.core.controls import ControlLimits, DriveCommand, problem_kind
 from vehicle_sim.core.devices import evdev_wheel, serial_port, udp
 from vehicle_sim.core.motion.arbiter import CommandArbiter, Decision
 from vehicle_sim.core.motion.bridge import MotionBridge
@@ -77,7 +77,8 @@ class BridgeNode(Node):
             t.name for t in self.inputs.sources)), self.steering)
         self.reports = VehicleReports.create(  # Autoware's /vehicle/status
             self, self.inputs, p.base_link, vehicle)
-        self._warned_at: dict[str, float] = {}  # stack topic -> wall time of its last warning
+        # (stack topic, problem kind) -> wall time of its last warning
+        self._warned_at: dict[tuple[str, str], float] = {}
         self._paused = False
         self.accepted = 0
         self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
@@ -265,9 +266,11 @@ class BridgeNode(Node):
 
     def _on_stack(self, topic: StackTopic, msg) -> None:
         command, problem = self.inputs.command(topic, msg)
-        now = time.monotonic()  # warnings once a second per topic: one bad source hides no other
-        if problem and now - self._warned_at.get(topic.topic, -math.inf) >= 1.0:
-            self._warned_at[topic.topic] = now
+        # warnings once a second per topic and kind of problem: one bad source, or one kind of
+        # fault, hides no other
+        now, key = time.monotonic(), (topic.topic, problem_kind(problem))
+        if problem and now - self._warned_at.get(key, -math.inf) >= 1.0:
+            self._warned_at[key] = now
             self.get_logger().warning(f"{topic.topic}: {problem}")
         if command is None:  # rejected (the previous valid command stays) or state only
             return
