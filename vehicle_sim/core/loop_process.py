@@ -92,7 +92,8 @@ class LoopProcess:
         # the package: its root is the child's sys.path[0]
         req_in, req_out = os.pipe()
         evt_in, evt_out = os.pipe()
-        self.pipe_problem = _widen(evt_out) or _widen(req_out)
+        widened = [_widen(evt_out), _widen(req_out)]  # both tried, the first refusal logged
+        self.pipe_problem = next((why for why in widened if why), "")
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
             __file__))))
         self._proc = subprocess.Popen(
@@ -243,8 +244,10 @@ class LoopProcess:
         """Write ``msg`` without blocking; a full pipe (the child stopped reading; what it holds
         is then cut short) is counted for run(), which kills the child and reports it."""
         with self._send_lock:
-            if self._closed or self._unsent:
-                self._unsent += not self._closed
+            if self._closed:
+                return
+            if self._unsent:  # the stream is cut short: nothing more goes in
+                self._unsent += 1
                 return
             try:
                 self._requests.send(msg)
