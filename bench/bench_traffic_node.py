@@ -94,10 +94,11 @@ def in_process(n: int, data: dict, node) -> dict[str, float]:
             "bytes": len(raw), "bytes_ref": len(serialize_message(msg))}
 
 
-def run_node(n: int, map_path: Path, params_path: Path, node,
-             duration_s: float = DURATION_S) -> dict[str, float]:
+def run_node(n: int, map_path: Path, params_path: Path, node, duration_s: float = DURATION_S,
+             ahead: bool = True) -> dict[str, float]:
     exe = Path(sys.executable).parent / "traffic_node"
     proc = subprocess.Popen([str(exe), "--ros-args", "-p", "use_sim_time:=true",
+                             "-p", f"compute_ahead:={str(ahead).lower()}",
                              "-p", f"map_file:={map_path}", "-p", f"params_file:={params_path}",
                              "-p", "publish_markers:=false", "--log-level", "traffic:=debug"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -142,12 +143,29 @@ def run_node(n: int, map_path: Path, params_path: Path, node,
             "node_log": timing[-1] if timing else "(no timing line)", "skipped": skipped}
 
 
+def report(agents: int, seconds: float, r: dict[str, float], ahead: bool) -> None:
+    rate = r["received"] / seconds
+    print(f"\nN={agents}, compute_ahead {str(ahead).lower()}: node start {r['startup_s']:.1f} s; "
+          f"/clock achieved RTF {r['rtf']:.2f}")
+    print(f"  step rate {rate:.1f} Hz of sim time vs 20 Hz ({rate / 20:.0%}); "
+          f"{r['steps'] - r['received']} of {r['steps']} steps not received, of which the "
+          f"node skipped {r['skipped']} (behind sim time) by its last timing report")
+    print(f"  latency tick->agents received p50 {r['lat_p50_ms']:.1f} ms, p99 "
+          f"{r['lat_p99_ms']:.1f} ms")
+    print(f"  node log: {r['node_log']}")
+    print(f"  load average after the run {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("counts", type=int, nargs="*", default=[1000, 5000], help="agents")
     parser.add_argument("--seconds", type=float, default=DURATION_S, help="sim time per count")
+    parser.add_argument("--compute-ahead", choices=("both", "on", "off"), default="both",
+                        help="the node's compute_ahead: both = one run each, on then off")
     args = parser.parse_args()
     counts, seconds = args.counts, args.seconds
+    args.compute_ahead = {"both": (True, False), "on": (True,), "off": (False,)}[
+        args.compute_ahead]
     # an own DDS domain with a run's DDS set-up, loopback only (read at rclpy.init; the node
     # process inherits it)
     use_loopback_dds(100, 50)
@@ -160,22 +178,14 @@ def main() -> None:
         for n in counts:
             map_path, params_path, data = write_city(n, Path(tmp))
             ip = in_process(n, data, node)
-            r = run_node(n, map_path, params_path, node, seconds)
-            rate = r["received"] / seconds
-            print(f"\nN={ip['agents']}: node start {r['startup_s']:.1f} s; /clock achieved "
-                  f"RTF {r['rtf']:.2f}")
-            print(f"  step rate {rate:.1f} Hz of sim time vs 20 Hz ({rate / 20:.0%}); "
-                  f"{r['steps'] - r['received']} of {r['steps']} steps not received, of which the "
-                  f"node skipped {r['skipped']} (behind sim time) by its last timing report")
-            print(f"  latency tick->agents received p50 {r['lat_p50_ms']:.1f} ms, p99 "
-                  f"{r['lat_p99_ms']:.1f} ms")
+            for ahead in args.compute_ahead:
+                r = run_node(n, map_path, params_path, node, seconds, ahead)
+                report(ip["agents"], seconds, r, ahead)
             print(f"  in-process (median): core step {ip['core_ms']:.2f} ms; TrafficAgentArray "
                   f"{ip['bytes'] / 1e3:.0f} kB CDR ({ip['bytes'] / ip['agents']:.0f} B/agent): "
                   f"numpy encode {ip['encode_ms']:.2f} ms + publish bytes "
                   f"{ip['publish_raw_ms']:.2f} ms (node path) vs message objects "
                   f"{ip['build_ms']:.1f} ms + publish {ip['publish_ms']:.1f} ms; budget 50 ms")
-            print(f"  node log: {r['node_log']}")
-            print(f"  load average after the run {os.getloadavg()[0]:.1f}")
     node.destroy_node()
     rclpy.shutdown()
 

@@ -134,6 +134,10 @@ def test_instructor_service_and_fault_commands_answer_and_act(rig, start_node, t
     assert res.message.startswith("FULL_BRAKE active until t=") and f"(agent {braker.id})" in \
         res.message
     assert rig.answer(res.id, FaultStatus.STATE_ACTIVE).fault == FaultCommand.FULL_BRAKE
+    # the step after t was computed ahead, when the agents of t went out (compute_ahead): the
+    # command acts from the next one
+    t += DT
+    assert by_id(rig.step_to(t), braker.id).acceleration > -AGENT_MU * GRAVITY_MPS2 + 1.0
     t += DT
     a = by_id(rig.step_to(t), braker.id)
     assert a.acceleration == pytest.approx(-AGENT_MU * GRAVITY_MPS2, abs=0.01)  # 004 eq. 13
@@ -147,7 +151,7 @@ def test_instructor_service_and_fault_commands_answer_and_act(rig, start_node, t
     done = client.call_async(Instruct.Request(action="fly", agent="nearest_ahead"))
     rig.node.spin_until(done.done, what="traffic/instruct answer")
     assert not done.result().accepted and "FLY: not applicable" in done.result().message
-    for _ in range(20):  # 1 s on: the full brake's duration elapses
+    for _ in range(19):  # 1 s on: the full brake's duration elapses
         t += DT
         rig.step_to(t)
     off = rig.answer(res.id, FaultStatus.STATE_CLEARED)

@@ -11,6 +11,12 @@ a fresh dynamics node, whose first tick is 1 ms). Every output of step k is stam
 time jumps ahead by more than ``max_catch_up_steps`` steps the excess is skipped with a warning;
 if it goes back (a new dynamics run) the schedule re-anchors.
 
+Computed ahead (``compute_ahead``, on the timer): once the outputs of step k are out, step k+1
+is computed from the inputs in at t_k (the ego, instructor actions, released link faults) and
+held until /clock reaches t_k+1, when it goes out at once: the agents of t_k+1 are not late by
+the ~20 ms a 5,000-agent step costs (issue 14). The price is one step of reaction: an input
+that comes in after t_k acts from step k+2. Lockstep and shards compute each step at its tick.
+
 Frames: the ego is the latest ``vehicle/state`` (pose in odom; in lockstep the latest stamped at
 or before the step). The traffic map frame and odom coincide: a static identity map -> odom is
 assumed (the dynamics node starts the ego at its ``initial.*`` pose given in map coordinates).
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import NamedTuple
 
 import numpy as np
 from rclpy.node import Node
@@ -74,6 +81,17 @@ from vehicle_sim.paths import config_path
 from vehicle_sim.warm import warm_traffic
 
 TIMING_REPORT_STEPS = 200  # debug log of step / output compute times every this many steps
+
+
+class _Step(NamedTuple):
+    """A computed traffic step, before its outputs go out."""
+
+    t_ns: int  # its sim time (the stamp of every output)
+    agents: dict[str, np.ndarray]  # core.traffic agent columns (+ fault ids, scripted)
+    agents_msg: bytes  # the TrafficAgentArray as serialized CDR (traffic_msgs.AgentEncoder)
+    damaged: bool  # the crash world's damage book changed in this step
+    core_s: float  # wall time of the core step [s] (debug log)
+    encode_s: float  # wall time of the agents' encoding [s]
 
 
 def make_sim(p: TrafficNodeParams) -> tuple[TrafficSim, Sectors]:
@@ -144,6 +162,10 @@ class TrafficNode(Node):
                               lambda: self.lockstep.pump()) if self.sharded else None
         self._last_agents = self._last_lights = None  # the newest step's outputs
         self._prev_ns: int | None = None  # the last lockstep frame done
+        # on the timer, step k+1 is computed right after step k went out, from the inputs of
+        # then, and goes out at its tick: the outputs are not late by the step's compute time
+        self.ahead = self.p.compute_ahead and not self.p.lockstep and not self.sharded
+        self._ahead: _Step | None = None
         if self.p.lockstep:  # frames on /clock ticks, each once its inputs are in
             self.lockstep = LockstepPeer(self, self._frame_ready, self._frame, self._resend)
         else:
@@ -202,20 +224,18 @@ class TrafficNode(Node):
 
     # ---- schedule ----------------------------------------------------------------------------
     def advance(self, now_ns: int) -> None:
-        """Run every traffic step due at or before ``now_ns`` (sim time)."""
+        """Run every traffic step due at or before ``now_ns`` (sim time); computing ahead, the
+        next step is computed once the due ones are out."""
         if self.last_ns is None or now_ns < self.last_ns:
             if self.last_ns is not None:
-                self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
-                                          "re-anchoring the traffic schedule")
-                self.sim.clear_crashed()  # a new run: the crashed agents of the old one go
-                self.scene, self.crashes = make_crashes(self.p, self.sim)
-                self.damage_out.publish(now_ns, None, None)  # a new run: nothing damaged
-                # ego states of the run before (lockstep) would block the newer ones
-                self._egos = deque((e for e in self._egos if e[0] <= now_ns),
-                                   maxlen=self._egos.maxlen)
+                self._re_anchor(now_ns)
             # the first step is the first multiple of dt at or after the first time seen
             self.last_ns = -(-now_ns // self.dt_ns) * self.dt_ns - self.dt_ns
         due = (now_ns - self.last_ns) // self.dt_ns
+        if due and self._ahead is not None:  # computed at the step's start: its outputs now
+            self.last_ns += self.dt_ns
+            self._publish(self._ahead)
+            self._ahead, due = None, due - 1
         if due > self.p.max_catch_up_steps:
             skip = due - self.p.max_catch_up_steps
             self.get_logger().warning(f"traffic behind sim time by {due} steps: skipping "
@@ -226,21 +246,39 @@ class TrafficNode(Node):
         for _ in range(due):
             self.last_ns += self.dt_ns
             self.step(self.last_ns)
+        if self.ahead and self._ahead is None:
+            self._ahead = self._compute(self.last_ns + self.dt_ns, self.last_ns)
+
+    def _re_anchor(self, now_ns: int) -> None:
+        """Sim time went back (a new dynamics run): a new schedule, a new crash world."""
+        self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
+                                  "re-anchoring the traffic schedule")
+        self._ahead = None  # (its step stays in the core: the traffic runs on)
+        self.sim.clear_crashed()  # a new run: the crashed agents of the old one go
+        self.scene, self.crashes = make_crashes(self.p, self.sim)
+        self.damage_out.publish(now_ns, None, None)  # a new run: nothing damaged
+        # ego states of the run before (lockstep) would block the newer ones
+        self._egos = deque((e for e in self._egos if e[0] <= now_ns), maxlen=self._egos.maxlen)
 
     def step(self, t_ns: int) -> None:
         """One traffic step for sim time t_ns, then every output of that step."""
+        self._publish(self._compute(t_ns, t_ns))
+
+    def _compute(self, t_ns: int, inputs_ns: int) -> _Step:
+        """Step the core to sim time t_ns from the inputs in at ``inputs_ns`` (t_ns, or the
+        step's start when computed ahead) and encode its agents."""
         if self.link is not None:
             self.link.before_step(t_ns)
         self.faults.expire(t_ns)
-        for m in self.links.release(self.p.state_topic, t_ns):
+        for m in self.links.release(self.p.state_topic, inputs_ns):
             self._use_state(m)
         if self.p.lockstep:
             self._ego_at(t_ns)
         start = time.perf_counter()  # wall time only measures compute (debug log)
+        damaged = False
         if self.crashes is not None:  # contacts first: what they move, the others skip
             self.crashes.step(t_ns, self.dt_ns * 1e-9, self.ego)
-            if self.crashes.damage_changed:
-                self.damage_out.publish(t_ns, self.crashes, self.scene)
+            damaged = self.crashes.damage_changed
         if self.scene is not None:
             self.obstacles.step(self.scene.agents(), self.dt_ns * 1e-9, self.ego)
         else:
@@ -258,17 +296,26 @@ class TrafficNode(Node):
         owner = (self.link.owners(a) if self.link is not None
                  else np.full(len(a["uid"]), self.p.shard_index))
         # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)
-        self._last_agents = self.encoder.encode(a, owner, t_ns, self.p.frame_id,
-                                                self.get_name())
-        self.pub_agents.publish(self._last_agents)
-        self._publish_lights(t_ns)
-        if self.pub_markers is not None and t_ns >= self._next_markers_ns:
-            self._next_markers_ns = t_ns + round(1e9 / self.p.markers_rate_hz)
+        msg = self.encoder.encode(a, owner, t_ns, self.p.frame_id, self.get_name())
+        return _Step(t_ns, a, msg, damaged, core - start, time.perf_counter() - core)
+
+    def _publish(self, s: _Step) -> None:
+        """Every output of a computed step. The core holds that step's state until the next
+        _compute, so lights, damage and markers read it live."""
+        start = time.perf_counter()
+        self._last_agents = s.agents_msg
+        self.pub_agents.publish(s.agents_msg)
+        if s.damaged:
+            self.damage_out.publish(s.t_ns, self.crashes, self.scene)
+        self._publish_lights(s.t_ns)
+        if self.pub_markers is not None and s.t_ns >= self._next_markers_ns:
+            self._next_markers_ns = s.t_ns + round(1e9 / self.p.markers_rate_hz)
             self.pub_markers.publish(tm.markers_msg(
-                a, self.light_xy, self.sim.light_states()[1], t_ns, self.p.frame_id,
+                s.agents, self.light_xy, self.sim.light_states()[1], s.t_ns, self.p.frame_id,
                 lifetime_s=2.0 / self.p.markers_rate_hz,
                 ego_box=None if self.ego is None else (*self.ego[:3], *self.ego_size_m)))
-        self._report_timing(core - start, time.perf_counter() - core, len(a["uid"]))
+        self._report_timing(s.core_s, s.encode_s + time.perf_counter() - start,
+                            len(s.agents["uid"]))
 
     def _ego_at(self, t_ns: int) -> None:
         """Lockstep: ``self.ego`` = the newest ego state stamped at or before ``t_ns``."""

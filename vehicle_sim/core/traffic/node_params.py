@@ -47,6 +47,11 @@ class TrafficNodeParams:
     lockstep_inputs: tuple[str, ...] = spec((), doc="sharded lockstep: the node names of the "
                                             "other shards, whose hand-overs and ghosts each "
                                             "frame waits for (set by the scenario)")
+    compute_ahead: bool = spec(True, doc="on the sim-time timer, step k+1 is computed right "
+                               "after step k went out, from the inputs in then (the ego of "
+                               "t_k), and goes out at t_k+1 without waiting for its compute; "
+                               "false: computed at t_k+1 from the ego of then. Lockstep and "
+                               "shards compute at the tick")
     max_catch_up_steps: int = spec(5, ge=1, doc="steps run per callback when sim time jumped; "
                                    "beyond, the schedule re-anchors with a warning")
     publish_markers: bool = spec(True, doc="visualization_msgs/MarkerArray on traffic/markers")
