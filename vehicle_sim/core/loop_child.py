@@ -21,7 +21,11 @@ from multiprocessing.connection import Connection
 from vehicle_sim.core.accident.ego_crash import EgoCrash
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.loop_process import LoopSetup
-from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
+from vehicle_sim.core.realtime import (
+    freeze_start_heap,
+    set_realtime_priority,
+    shorten_switch_interval,
+)
 from vehicle_sim.core.sim_loop import Hooks, SimLoop, step_outputs
 from vehicle_sim.core.vehicle.factory import build_model
 from vehicle_sim.core.vehicle.interface import VehicleModel
@@ -86,6 +90,7 @@ def _serve(setup: LoopSetup, requests: Connection, events: Connection) -> int:
     start.wait()
     if not stop.is_set():
         shorten_switch_interval()
+        freeze_start_heap()  # no full collection of the start-up heap inside a period
         loop.run(stop, hooks)
     send(("failed", errors[0]) if errors else ("ended",))
     return 1 if errors else 0

@@ -8,6 +8,7 @@ stall (a pause, a debugger) the schedule is re-anchored instead of bursting to c
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import sys
 import threading
@@ -61,6 +62,17 @@ def shorten_switch_interval(interval_s: float = LOOP_SWITCH_INTERVAL_S) -> float
         raise ValueError(f"switch interval must be a finite time > 0 s, got {interval_s}")
     sys.setswitchinterval(min(sys.getswitchinterval(), interval_s))
     return sys.getswitchinterval()
+
+
+def freeze_start_heap() -> None:
+    """Collect, then move every object built so far (the interpreter's modules, rclpy, numba's
+    compiled kernels, the models) into the collector's permanent generation (gc.freeze): a full
+    collection then scans only what the run allocated since. Without it the traffic node at
+    5,000 agents paused 44-201 ms in a full collection about every 2 s (gc.callbacks), each
+    pause a step late (issue 14). Cyclic garbage among the frozen objects is never freed: call
+    it once, when start-up is done."""
+    gc.collect()
+    gc.freeze()
 
 
 class LatenessWindow:

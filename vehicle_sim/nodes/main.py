@@ -39,6 +39,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.realtime import freeze_start_heap
 
 CLEANUP_TIMEOUT_S = 5.0  # below the runner's STOP_GRACE_S (10 s), so it never needs SIGTERM
 # ROS arguments rcl cannot parse, or does not know
@@ -153,6 +154,7 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
             nodes[0][1].get_logger().info(f"{names}: spinning with rclpy's {which}")
             for _, node in nodes:
                 executor.add_node(node)
+            freeze_start_heap()  # full collections scan only what the run allocates
             while (not stop.is_set() and rclpy.ok()
                    and not any(entry.done(node) for entry, node in nodes)):
                 executor.spin_once(timeout_sec=0.05)
