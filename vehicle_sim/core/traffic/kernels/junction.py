@@ -17,6 +17,7 @@ A crashed agent (AI_CRASHED) takes no part (it is an obstacle on its lane only).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -85,6 +86,10 @@ GREEN, YELLOW, RED, DARK = 0, 1, 2, -1
 VIS_TOL_RAD = 0.1  # visibility angles closer than this are a tie
 LINE_ZONE_M = 3.0  # "at the line": front bumper closer than this
 CRITICAL_GAP_S = 6.5  # HCM 2010 ex. 19-10: base critical headway, through movement from minor
+
+# per-agent junction claims of a step: role (NONE ... WAITING), node and connector (-1: none),
+# sign rank, stop position s on its lane [m] and whether a stop sign governs it
+Claims = namedtuple("Claims", "role node conn rank stop_s at_stop")
 
 
 @njit(cache=True)
@@ -226,16 +231,31 @@ def _vis_angle(x, y, yaw, xo, yo):
 @njit(cache=True)
 def junction_permissions(sc, af, ai, nb):
     """Sets COMMIT for owned agents allowed to enter; returns (role, stop_s) arrays."""
-    net, cfg, order = sc.net, sc.cfg, nb.order
     cap = ai.shape[1]
-    n_nodes = net.node_i.shape[0] - 1
-    role = np.zeros(cap, np.int64)
-    node_of = -np.ones(cap, np.int64)
-    conn = -np.ones(cap, np.int64)
-    srank = np.zeros(cap, np.int64)
-    stop_s = -np.ones(cap)
-    is_stop = np.zeros(cap, np.bool_)
-    busy = np.zeros(n_nodes + 1, np.int64)
+    n_nodes = sc.net.node_i.shape[0] - 1
+    claims = Claims(np.zeros(cap, np.int64), -np.ones(cap, np.int64), -np.ones(cap, np.int64),
+                    np.zeros(cap, np.int64), -np.ones(cap), np.zeros(cap, np.bool_))
+    _classify_agents(sc, af, ai, nb, claims, np.zeros(n_nodes + 1, np.int64))
+    counts = np.zeros(n_nodes + 1, np.int64)
+    for i in range(cap):
+        if claims.node[i] >= 0:
+            counts[claims.node[i] + 1] += 1
+    for n in range(n_nodes):
+        counts[n + 1] += counts[n]
+    fill = counts[:-1].copy()
+    members = np.empty(counts[-1], np.int64)
+    for i in range(cap):
+        if claims.node[i] >= 0:
+            members[fill[claims.node[i]]] = i
+            fill[claims.node[i]] += 1
+    _grant_entries(sc.net, af, ai, sc.cfg, claims, counts, members)
+    return claims.role, claims.stop_s
+
+
+@njit(cache=True, _nrt=False)  # allocates nothing: no reference counting (kernels/__init__)
+def _classify_agents(sc, af, ai, nb, claims, busy):
+    """Each agent's claim (classify); ``busy[node]`` counts agents approaching or inside."""
+    net, cfg, order = sc.net, sc.cfg, nb.order
     for k in range(order.shape[0]):  # approaching or inside, for "junction empty" tests
         i = order[k]
         ln = ai[AI_LANE, i]
@@ -248,23 +268,20 @@ def junction_permissions(sc, af, ai, nb):
         if ai[AI_CRASHED, i] == 1:
             continue
         r, nd, c, sr, ss = classify(sc, af, ai, nb, i, busy)
-        role[i], node_of[i], conn[i], srank[i], stop_s[i] = r, nd, c, sr, ss
+        claims.role[i], claims.node[i], claims.conn[i] = r, nd, c
+        claims.rank[i], claims.stop_s[i] = sr, ss
         if r >= COMMITTED:
             kind, _, _ = end_control(net, sc.lights, ai[AI_LANE, i])
-            is_stop[i] = kind == SIG_STOP
-    counts = np.zeros(n_nodes + 1, np.int64)
-    for i in range(cap):
-        if node_of[i] >= 0:
-            counts[node_of[i] + 1] += 1
-    for n in range(n_nodes):
-        counts[n + 1] += counts[n]
-    fill = counts[:-1].copy()
-    members = np.empty(counts[-1], np.int64)
-    for i in range(cap):
-        if node_of[i] >= 0:
-            members[fill[node_of[i]]] = i
-            fill[node_of[i]] += 1
-    for i in range(cap):
+            claims.at_stop[i] = kind == SIG_STOP
+
+
+@njit(cache=True, _nrt=False)  # allocates nothing: no reference counting (kernels/__init__)
+def _grant_entries(net, af, ai, cfg, claims, counts, members):
+    """COMMIT for each ready owned agent that passes test (4) and (5) of the module doc
+    against the other claims at its node (``members[counts[n]:counts[n + 1]]``)."""
+    role, node_of, conn, srank, is_stop = (claims.role, claims.node, claims.conn, claims.rank,
+                                           claims.at_stop)
+    for i in range(ai.shape[1]):
         if role[i] != READY or ai[AI_ACTIVE, i] != OWNED:
             continue
         nd, ok = node_of[i], True
@@ -288,4 +305,3 @@ def junction_permissions(sc, af, ai, nb):
                 break
         if ok:
             ai[AI_COMMIT, i] = 1
-    return role, stop_s

@@ -47,12 +47,19 @@ def step_kernel(net, af, ai, vp, lights, ego, cfg):
     n_lanes = net.lane_f.shape[0]
     sc = Scene(net, lights, ego, cfg)
     nb = neighbour_index(af, ai, cfg, n_lanes)
-    order = nb.order
     role, stop_s = jn.junction_permissions(sc, af, ai, nb)
     cap = ai.shape[1]
-    acc = np.zeros(cap)
-    dlt = np.zeros(cap)
-    dlp = np.zeros(cap)
+    _move_agents(sc, af, ai, vp, nb, role, stop_s,
+                 (np.zeros(cap), np.zeros(cap), np.zeros(cap), np.zeros(n_lanes, np.bool_)))
+
+
+@njit(cache=True, _nrt=False)  # allocates nothing: no reference counting (kernels/__init__)
+def _move_agents(sc, af, ai, vp, nb, role, stop_s, scratch):
+    """Drive, change lanes, then integrate every driven agent; ``scratch`` holds zeroed
+    per-agent acceleration, steer and pursuit-steer arrays and the per-lane ``touched`` flags."""
+    net, ego, cfg = sc.net, sc.ego, sc.cfg
+    acc, dlt, dlp, touched = scratch
+    order = nb.order
     dt = cfg[CFG_DT]
     for k in range(order.shape[0]):
         i = order[k]
@@ -64,7 +71,6 @@ def step_kernel(net, af, ai, vp, lights, ego, cfg):
         acc[i] = pedal_accel(a_r, af[AF_AR_PREV, i], dt, af[AF_A_M, i], af[AF_CD_ACC, i], vp[VP_MU])
         af[AF_AR_PREV, i] = a_r
         dlt[i], dlp[i] = steering(net, af, ai, i, dt, vp[VP_A] + vp[VP_B], vp[VP_SMAX])
-    touched = np.zeros(n_lanes, np.bool_)
     for k in range(order.shape[0]):
         i = order[k]
         if _driven(ai, i) and ai[AI_INSTR, i] == INS_NONE:  # overtaking on start-of-step nb
