@@ -192,7 +192,7 @@ def others_accel(sc, af, ai, nb, i, u_des):
 def cone_accel(af, ai, i, u0, nb, cfg, ego):
     """Most restrictive IDM acceleration over agents (and the ego) ahead in i's corridor."""
     best = 1e9
-    c, s = math.cos(af[AF_YAW, i]), math.sin(af[AF_YAW, i])
+    c, s = nb.cos_yaw[i], nb.sin_yaw[i]
     ncx, ncy = int(cfg[CFG_NCX]), int(cfg[CFG_NCY])
     cx = int((af[AF_X, i] - cfg[CFG_GX0]) / cfg[CFG_CELL])
     cy = int((af[AF_Y, i] - cfg[CFG_GY0]) / cfg[CFG_CELL])
@@ -203,25 +203,27 @@ def cone_accel(af, ai, i, u0, nb, cfg, ego):
                 j = nb.items[k]
                 if j == i:
                     continue
-                other = (af[AF_X, j], af[AF_Y, j], af[AF_YAW, j], af[AF_U, j], af[AF_LENGTH, j],
-                         af[AF_WIDTH, j])
+                other = (af[AF_X, j], af[AF_Y, j], nb.cos_yaw[j], nb.sin_yaw[j], af[AF_U, j],
+                         af[AF_LENGTH, j], af[AF_WIDTH, j])
                 best = min(best, _object_accel(af, i, u0, c, s, other, CONE_RANGE_M))
     if ego[EGO_ON] > 0.5:
-        other = (ego[EGO_X], ego[EGO_Y], ego[EGO_YAW], ego[EGO_U], ego[EGO_LEN], ego[EGO_WID])
+        other = (ego[EGO_X], ego[EGO_Y], math.cos(ego[EGO_YAW]), math.sin(ego[EGO_YAW]),
+                 ego[EGO_U], ego[EGO_LEN], ego[EGO_WID])
         best = min(best, _object_accel(af, i, u0, c, s, other, EGO_RANGE_M))
     return best
 
 
 @njit(cache=True, inline="always")
 def _object_accel(af, i, u0, c, s, other, range_m):
-    """IDM reaction of agent i (heading cos c, sin s) to one object (x, y, yaw, speed, length,
-    width) within range_m ahead whose footprint is in i's corridor (driver_law.corridor_gap)."""
-    xj, yj, yawj, uj, lj, wj = other
+    """IDM reaction of agent i (heading cos c, sin s) to one object (x, y, cos and sin of its
+    yaw, speed, length, width) within range_m ahead whose footprint is in i's corridor
+    (driver_law.corridor_gap)."""
+    xj, yj, cos_j, sin_j, uj, lj, wj = other
     dx, dy = xj - af[AF_X, i], yj - af[AF_Y, i]
     bx, by = c * dx + s * dy, -s * dx + c * dy
-    cr = c * math.cos(yawj) + s * math.sin(yawj)  # cos of the relative heading
     if bx > range_m:
         return 1e9
+    cr = c * cos_j + s * sin_j  # cos of the relative heading
     gap = corridor_gap(bx, by, cr, (af[AF_LENGTH, i], af[AF_WIDTH, i]), (lj, wj), CONE_MARGIN_M)
     if gap == math.inf:
         return 1e9
