@@ -16,7 +16,7 @@ import numpy as np
 
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.traffic import geometry as geo
-from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, project
+from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, fill_turns, project
 from vehicle_sim.core.traffic.kernels.layout import (
     LF_KMAX,
     LF_LEN,
@@ -286,8 +286,11 @@ class Network:
             li[i][LI_SIG0], li[i][LI_NSIG] = len(sig_f), len(sigs[i])
             sig_f.extend(sorted(sigs[i]))
         node_f = [[n.x_m, n.y_m, n.radius_m] for n in self.spec.nodes]
-        return Net(np.concatenate(pts), np.array(lf, dtype=np.float64),
-                   np.array(li, dtype=np.int64), np.array(succ_lane + [0], dtype=np.int64),
+        points = np.hstack((np.concatenate(pts), np.zeros((offs, 1))))  # + the PT_TURN column
+        lane_i = np.array(li, dtype=np.int64)
+        fill_turns(points, lane_i)
+        return Net(points, np.array(lf, dtype=np.float64), lane_i,
+                   np.array(succ_lane + [0], dtype=np.int64),
                    np.array(succ_cum + [1.0]), np.array(sig_f + [(0, 0, -1)], dtype=np.float64),
                    np.array(node_f + [[0.0, 0.0, 0.0]]),
                    np.array(node_i + [[0, 0]], dtype=np.int64),

@@ -1,11 +1,20 @@
-"""Numba helpers on sampled lane paths (``network.Net.pts`` rows x, y, heading, s, curvature)."""
+"""Numba helpers on sampled lane paths (``network.Net.pts`` rows x, y, heading, s, curvature,
+turn to the next point: layout.PT_*)."""
 from __future__ import annotations
 
 import math
 
 from numba import njit
 
-from vehicle_sim.core.traffic.kernels.layout import LF_LEN, LI_NP, LI_NSUCC, LI_P0, LI_SUCC0
+from vehicle_sim.core.traffic.kernels.layout import (
+    LF_LEN,
+    LI_NP,
+    LI_NSUCC,
+    LI_P0,
+    LI_SUCC0,
+    PT_HEADING,
+    PT_TURN,
+)
 
 
 @njit(cache=True)
@@ -35,9 +44,20 @@ def eval_lane(pts, lane_i, lane, s):
     dx, dy = pts[k + 1, 0] - pts[k, 0], pts[k + 1, 1] - pts[k, 1]
     x = pts[k, 0] + t * dx
     y = pts[k, 1] + t * dy
-    dh = pts[k + 1, 2] - pts[k, 2]
-    h = pts[k, 2] + t * math.atan2(math.sin(dh), math.cos(dh))  # exact tangent on arcs
+    h = pts[k, 2] + t * pts[k, PT_TURN]  # exact tangent on arcs
     return x, y, math.atan2(math.sin(h), math.cos(h)), pts[k + 1, 4]
+
+
+@njit(cache=True)
+def fill_turns(pts, lane_i):
+    """Fill the PT_TURN column: each segment's heading change, wrapped, which eval_lane reads
+    for every point it evaluates (two trigonometric calls and an atan2 saved each time)."""
+    for lane in range(lane_i.shape[0]):
+        p0, n = lane_i[lane, LI_P0], lane_i[lane, LI_NP]
+        for k in range(p0, p0 + n - 1):
+            dh = pts[k + 1, PT_HEADING] - pts[k, PT_HEADING]
+            pts[k, PT_TURN] = math.atan2(math.sin(dh), math.cos(dh))
+        pts[p0 + n - 1, PT_TURN] = 0.0
 
 
 @njit(cache=True)

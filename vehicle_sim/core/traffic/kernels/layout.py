@@ -43,8 +43,10 @@ N_LF = 6
 (LI_P0, LI_NP, LI_CNODE, LI_ENODE, LI_SUCC0, LI_NSUCC, LI_SIG0, LI_NSIG, LI_LEFT, LI_RIGHT,
  LI_CLOCAL, LI_FROM, LI_BUS, LI_STREET) = range(14)
 N_LI = 14
-# path point columns (net.pts rows): x, y [m], heading [rad], arc length s [m], curvature [1/m]
-PT_X, PT_Y, PT_HEADING, PT_S, PT_KAPPA = range(5)
+# path point columns (net.pts rows): x, y [m], heading [rad], arc length s [m], curvature [1/m],
+# heading change to the lane's next point wrapped to [-pi, pi] [rad] (lane_path.fill_turns; 0 at
+# a lane's last point)
+PT_X, PT_Y, PT_HEADING, PT_S, PT_KAPPA, PT_TURN = range(6)
 
 # signal columns and kinds (values of SF_KIND)
 SF_S, SF_KIND, SF_LIGHT = range(3)
