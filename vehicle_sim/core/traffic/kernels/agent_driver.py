@@ -206,11 +206,20 @@ def cone_accel(af, ai, i, u0, nb, cfg, ego):
                 other = (af[AF_X, j], af[AF_Y, j], nb.cos_yaw[j], nb.sin_yaw[j], af[AF_U, j],
                          af[AF_LENGTH, j], af[AF_WIDTH, j])
                 best = min(best, _object_accel(af, i, u0, c, s, other, CONE_RANGE_M))
-    if ego[EGO_ON] > 0.5:
+    if ego[EGO_ON] > 0.5 and not _out_of_reach(af, i, c, s, ego[EGO_X], ego[EGO_Y], EGO_RANGE_M):
         other = (ego[EGO_X], ego[EGO_Y], math.cos(ego[EGO_YAW]), math.sin(ego[EGO_YAW]),
                  ego[EGO_U], ego[EGO_LEN], ego[EGO_WID])
         best = min(best, _object_accel(af, i, u0, c, s, other, EGO_RANGE_M))
     return best
+
+
+@njit(cache=True, inline="always")
+def _out_of_reach(af, i, c, s, x, y, range_m):
+    """True if the point (x, y) is behind agent i (heading cos c, sin s) or beyond range_m
+    ahead: _object_accel is then 1e9 whatever the object's heading (corridor_gap is inf
+    behind), so its cos and sin need not be computed."""
+    bx = c * (x - af[AF_X, i]) + s * (y - af[AF_Y, i])
+    return bx <= 0.0 or bx > range_m
 
 
 @njit(cache=True, inline="always")
@@ -221,7 +230,7 @@ def _object_accel(af, i, u0, c, s, other, range_m):
     xj, yj, cos_j, sin_j, uj, lj, wj = other
     dx, dy = xj - af[AF_X, i], yj - af[AF_Y, i]
     bx, by = c * dx + s * dy, -s * dx + c * dy
-    if bx > range_m:
+    if bx <= 0.0 or bx > range_m:  # _out_of_reach
         return 1e9
     cr = c * cos_j + s * sin_j  # cos of the relative heading
     gap = corridor_gap(bx, by, cr, (af[AF_LENGTH, i], af[AF_WIDTH, i]), (lj, wj), CONE_MARGIN_M)
