@@ -65,8 +65,9 @@ from vehicle_sim.core.traffic.kernels.layout import (
 def integrate(net, af, ai, vp, ego, cfg, i, acc, delta, delta_p):
     """Vehicle model step of agent i (single-track near the ego, kinematic elsewhere)."""
     dt, u = cfg[CFG_DT], af[AF_U, i]
-    near = ego[EGO_ON] > 0.5 and \
-        math.hypot(af[AF_X, i] - ego[EGO_X], af[AF_Y, i] - ego[EGO_Y]) < cfg[CFG_LOD]
+    dx, dy, lod = af[AF_X, i] - ego[EGO_X], af[AF_Y, i] - ego[EGO_Y], cfg[CFG_LOD]
+    # hypot >= max(|dx|, |dy|): the box test skips the hypot call for the far agents
+    near = ego[EGO_ON] > 0.5 and abs(dx) < lod and abs(dy) < lod and math.hypot(dx, dy) < lod
     af[AF_ACCEL, i], af[AF_DELTA_P_PREV, i] = acc, delta_p
     if near and u > cfg[CFG_DYNMIN]:
         if ai[AI_DYN, i] == DYN_KINEMATIC:
