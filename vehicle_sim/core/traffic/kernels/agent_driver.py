@@ -19,7 +19,7 @@ from vehicle_sim.core.traffic.kernels.driver_law import (
     curve_speed,
     idm,
     lookahead,
-    pursuit_angle,
+    pursuit_angle_cs,
     ref_accel,
     steer_angle,
     stop_accel,
@@ -136,6 +136,13 @@ def _curve_ref(net, af, ai, i, u):
 @njit(cache=True, inline="always")
 def steering(net, af, ai, i, dt, wheelbase, max_steer):
     """(delta, delta_P) of 004 eqs. 6-8 for agent i along lane -> next."""
+    yaw = af[AF_YAW, i]
+    return steering_cs(net, af, ai, i, math.cos(yaw), math.sin(yaw), dt, wheelbase, max_steer)
+
+
+@njit(cache=True, inline="always")
+def steering_cs(net, af, ai, i, cos_yaw, sin_yaw, dt, wheelbase, max_steer):
+    """steering with agent i's heading given by its cos and sin (Neighbours.cos_yaw, sin_yaw)."""
     u = af[AF_U, i]
     ds = af[AF_TS, i] * u + af[AF_D0, i]
     px, py, _, k = eval_route(net.pts, net.lane_f, net.lane_i, net.succ, ai[AI_LANE, i],
@@ -144,7 +151,7 @@ def steering(net, af, ai, i, dt, wheelbase, max_steer):
     if capped:  # a tight curve ahead: pursue a nearer point
         px, py, _, _ = eval_route(net.pts, net.lane_f, net.lane_i, net.succ, ai[AI_LANE, i],
                                   ai[AI_NEXT, i], af[AF_S, i] + ds)
-    delta_p = pursuit_angle(af[AF_X, i], af[AF_Y, i], af[AF_YAW, i], px, py, wheelbase)
+    delta_p = pursuit_angle_cs(af[AF_X, i], af[AF_Y, i], cos_yaw, sin_yaw, px, py, wheelbase)
     delta = steer_angle(delta_p, af[AF_DELTA_P_PREV, i], dt, af[AF_CD_STEER, i], max_steer)
     return delta, delta_p
 

@@ -90,7 +90,13 @@ def lookahead(ds_m, curvature_1pm):
 def pursuit_angle(x, y, yaw, px, py, wheelbase_m):
     """delta_P [rad] of 004 eq. 7 from the CG pose (x, y [m], yaw [rad]) towards the look-ahead
     point (px, py) [m]: atan(wheelbase / R), R the arc tangent to the heading through it."""
-    c, s = math.cos(yaw), math.sin(yaw)
+    return pursuit_angle_cs(x, y, math.cos(yaw), math.sin(yaw), px, py, wheelbase_m)
+
+
+@njit(cache=True, inline="always")
+def pursuit_angle_cs(x, y, c, s, px, py, wheelbase_m):
+    """pursuit_angle with the heading given by its cos c and sin s (the traffic kernels have
+    them from the step's Neighbours)."""
     dx, dy = px - x, py - y
     bx, by = c * dx + s * dy, -s * dx + c * dy
     kappa = 2.0 * by / max(bx * bx + by * by, 1e-6)
