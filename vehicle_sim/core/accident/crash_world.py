@@ -53,6 +53,10 @@ class CrashWorld:
         self._springs: dict[tuple[int, int, int], np.ndarray] = {}  # pair -> tangential stretch
         self.last_touch_ns: dict[tuple[int, int, int], int] = {}  # episodes (release_s)
 
+    def close(self) -> None:
+        """Release the contact geometry's pybullet client (unusable afterwards)."""
+        self.geometry.close()
+
     def reset(self) -> None:
         """Forget every crash and contact (sim/reset)."""
         self.crashed.clear()

@@ -38,6 +38,18 @@ EGO_SIZE_M = (4.298, 1.674)  # medium car box, when the node does not know the e
 _warm = False  # warm_up done in this process
 
 
+def ego_at_step_start(ego: tuple[float, float, float, float], t_ns: int, dt_s: float,
+                      ego_t_ns: int | None) -> tuple[float, float, float, float]:
+    """The ego (x, y, yaw, speed) stamped ``ego_t_ns`` (None: t_ns) at the start of the step
+    to t_ns, where the bodies are: moved back along its heading by the time it is past that
+    start, at most dt (computed ahead, the traffic node steps with the ego of the start), and
+    never forward (a late ego is not extrapolated)."""
+    back_s = dt_s if ego_t_ns is None or ego_t_ns >= t_ns else \
+        max(ego_t_ns - (t_ns - round(dt_s * 1e9)), 0) * 1e-9
+    x, y, yaw, speed = ego
+    return x - speed * np.cos(yaw) * back_s, y - speed * np.sin(yaw) * back_s, yaw, speed
+
+
 class TrafficCrashes:
     """Crash coupling of one traffic node (see the module docstring)."""
 
@@ -54,18 +66,22 @@ class TrafficCrashes:
         self.damage_changed: set[int] = set()
         warm_up(self.world.params)
 
+    def close(self) -> None:
+        """Release the crash world's pybullet client (unusable afterwards)."""
+        self.world.close()
+
     def reset(self) -> None:
         self.world.reset()
         self._known_crashed.clear()
         self.damage.reset()
         self.damage_changed = set()
 
-    def step(self, t_ns: int, dt_s: float,
-             ego: tuple[float, float, float, float] | None) -> list[ContactReport]:
-        """The crash world over this traffic step; the contacts (ids: uids, EGO_ID)."""
-        if ego is not None:  # the ego's state is at t; the bodies' at the step's start t - dt
-            x, y, yaw, speed = ego
-            ego = (x - speed * np.cos(yaw) * dt_s, y - speed * np.sin(yaw) * dt_s, yaw, speed)
+    def step(self, t_ns: int, dt_s: float, ego: tuple[float, float, float, float] | None,
+             ego_t_ns: int | None = None) -> list[ContactReport]:
+        """The crash world over the traffic step to t_ns; the contacts (ids: uids, EGO_ID).
+        ``ego`` (x, y, yaw, speed) is stamped ``ego_t_ns`` (None: t_ns)."""
+        if ego is not None:
+            ego = ego_at_step_start(ego, t_ns, dt_s, ego_t_ns)
         bodies = self._bodies(ego)
         self.damage_changed = set()
         if len(bodies.ids) == 0:
