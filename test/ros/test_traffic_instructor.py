@@ -125,7 +125,7 @@ def test_instructor_service_and_fault_commands_answer_and_act(rig, start_node, t
     # service path: full brake on an agent by id, for 1 s of sim time
     client = rig.node.create_client(Instruct, "traffic/instruct")
     assert client.wait_for_service(timeout_sec=10.0)
-    t_cmd = t
+    t_cmd = t + DT  # the step held (computed ahead): the action counts from its time
     done = client.call_async(Instruct.Request(action="full_brake", agent=str(braker.id),
                                               duration=1.0))
     rig.node.spin_until(done.done, what="traffic/instruct answer")

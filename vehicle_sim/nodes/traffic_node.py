@@ -15,7 +15,10 @@ Computed ahead (``compute_ahead``, on the timer): once the outputs of step k are
 is computed from the inputs in at t_k (the ego, instructor actions, released link faults) and
 held until /clock reaches t_k+1, when it goes out at once: the agents of t_k+1 are not late by
 the ~20 ms a 5,000-agent step costs (issue 14). The price is one step of reaction: an input
-that comes in after t_k acts from step k+2. Lockstep and shards compute each step at its tick.
+that comes in after t_k acts from step k+2, an instructor action's duration counts from t_k+1
+(the start of the first step it acts on), and its fault statuses carry that sim time, up to one
+step ahead of /clock; the agents it may name are those of the step held. Lockstep and shards
+compute each step at its tick.
 
 Frames: the ego is the latest ``vehicle/state`` (pose in odom; in lockstep the latest stamped at
 or before the step). The traffic map frame and odom coincide: a static identity map -> odom is
@@ -89,7 +92,7 @@ class _Step(NamedTuple):
     t_ns: int  # its sim time (the stamp of every output)
     agents: dict[str, np.ndarray]  # core.traffic agent columns (+ fault ids, scripted)
     agents_msg: bytes  # the TrafficAgentArray as serialized CDR (traffic_msgs.AgentEncoder)
-    damaged: bool  # the crash world's damage book changed in this step
+    damage_changed: bool  # the crash world's damage book changed in this step
     core_s: float  # wall time of the core step [s] (debug log)
     encode_s: float  # wall time of the agents' encoding [s]
 
@@ -130,6 +133,7 @@ class TrafficNode(Node):
         self.light_xy, self.ped_xy = tm.light_positions(self.sim.network)
         self.encoder = tm.AgentEncoder(self.sim.network.lane_names)
         self.ego: tuple[float, float, float, float] | None = None
+        self.ego_t_ns: int | None = None  # the stamp of self.ego [ns]
         # lockstep: the ego states by stamp, so step t uses the state of t even when a newer
         # one came in first (the dynamics runs on to the frame end)
         self._egos: deque[tuple[int, tuple[float, float, float, float]]] = deque(maxlen=1000)
@@ -151,8 +155,7 @@ class TrafficNode(Node):
             self.pub_map.publish(map_markers.map_markers_msg(self.sim.network, self.p.frame_id))
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state, qos.STATE)
         self.links = LinkFaults(self.get_name(), (self.p.state_topic,))
-        self.faults = TrafficFaults(self, self.sim, self.links,
-                                    now_ns=lambda: self.last_ns or 0)
+        self.faults = TrafficFaults(self, self.sim, self.links, now_ns=self._action_start_ns)
         self.scene, self.crashes = make_crashes(self.p, self.sim)
         self.damage_out = TrafficDamagePublisher(self, self.p.frame_id)  # agents' and scripted
         self.damage_out.publish(0, None, None)
@@ -164,8 +167,8 @@ class TrafficNode(Node):
         self._prev_ns: int | None = None  # the last lockstep frame done
         # on the timer, step k+1 is computed right after step k went out, from the inputs of
         # then, and goes out at its tick: the outputs are not late by the step's compute time
-        self.ahead = self.p.compute_ahead and not self.p.lockstep and not self.sharded
-        self._ahead: _Step | None = None
+        self.compute_ahead = self.p.compute_ahead and not self.p.lockstep and not self.sharded
+        self._held: _Step | None = None  # the step computed ahead, until its tick
         if self.p.lockstep:  # frames on /clock ticks, each once its inputs are in
             self.lockstep = LockstepPeer(self, self._frame_ready, self._frame, self._resend)
         else:
@@ -196,7 +199,13 @@ class TrafficNode(Node):
         elif self.p.lockstep:
             self._egos.append((conv.to_ns(msg.header.stamp), ego))
         else:
-            self.ego = ego
+            self.ego, self.ego_t_ns = ego, conv.to_ns(msg.header.stamp)
+
+    def _action_start_ns(self) -> int:
+        """Sim time from which an instructor action counts: the start of the first step it can
+        act on (the last step out, or the one held when computing ahead)."""
+        held = self._held
+        return held.t_ns if held is not None else (self.last_ns or 0)
 
     def _on_timer(self) -> None:
         self.advance(self.get_clock().now().nanoseconds)
@@ -232,13 +241,14 @@ class TrafficNode(Node):
             # the first step is the first multiple of dt at or after the first time seen
             self.last_ns = -(-now_ns // self.dt_ns) * self.dt_ns - self.dt_ns
         due = (now_ns - self.last_ns) // self.dt_ns
-        if due and self._ahead is not None:  # computed at the step's start: its outputs now
+        behind = due
+        if due and self._held is not None:  # computed at the step's start: its outputs now
             self.last_ns += self.dt_ns
-            self._publish(self._ahead)
-            self._ahead, due = None, due - 1
+            self._publish(self._held)
+            self._held, due = None, due - 1
         if due > self.p.max_catch_up_steps:
             skip = due - self.p.max_catch_up_steps
-            self.get_logger().warning(f"traffic behind sim time by {due} steps: skipping "
+            self.get_logger().warning(f"traffic behind sim time by {behind} steps: skipping "
                                       f"{skip}", throttle_duration_sec=5.0)
             self.last_ns += skip * self.dt_ns
             self.skipped += skip
@@ -246,15 +256,18 @@ class TrafficNode(Node):
         for _ in range(due):
             self.last_ns += self.dt_ns
             self.step(self.last_ns)
-        if self.ahead and self._ahead is None:
-            self._ahead = self._compute(self.last_ns + self.dt_ns, self.last_ns)
+        if self.compute_ahead and self._held is None:
+            self._held = self._compute(self.last_ns + self.dt_ns, self.last_ns)
 
     def _re_anchor(self, now_ns: int) -> None:
         """Sim time went back (a new dynamics run): a new schedule, a new crash world."""
         self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
                                   "re-anchoring the traffic schedule")
-        self._ahead = None  # (its step stays in the core: the traffic runs on)
+        self._held = None  # (its step stays in the core: the traffic runs on)
+        self._next_lights_ns = self._next_markers_ns = 0  # both go out at the first step
         self.sim.clear_crashed()  # a new run: the crashed agents of the old one go
+        if self.crashes is not None:  # its pybullet client now, not at a collection (frozen)
+            self.crashes.close()
         self.scene, self.crashes = make_crashes(self.p, self.sim)
         self.damage_out.publish(now_ns, None, None)  # a new run: nothing damaged
         # ego states of the run before (lockstep) would block the newer ones
@@ -277,8 +290,8 @@ class TrafficNode(Node):
         start = time.perf_counter()  # wall time only measures compute (debug log)
         damaged = False
         if self.crashes is not None:  # contacts first: what they move, the others skip
-            self.crashes.step(t_ns, self.dt_ns * 1e-9, self.ego)
-            damaged = self.crashes.damage_changed
+            self.crashes.step(t_ns, self.dt_ns * 1e-9, self.ego, self.ego_t_ns)
+            damaged = bool(self.crashes.damage_changed)
         if self.scene is not None:
             self.obstacles.step(self.scene.agents(), self.dt_ns * 1e-9, self.ego)
         else:
@@ -305,7 +318,7 @@ class TrafficNode(Node):
         start = time.perf_counter()
         self._last_agents = s.agents_msg
         self.pub_agents.publish(s.agents_msg)
-        if s.damaged:
+        if s.damage_changed:
             self.damage_out.publish(s.t_ns, self.crashes, self.scene)
         self._publish_lights(s.t_ns)
         if self.pub_markers is not None and s.t_ns >= self._next_markers_ns:
@@ -320,7 +333,7 @@ class TrafficNode(Node):
     def _ego_at(self, t_ns: int) -> None:
         """Lockstep: ``self.ego`` = the newest ego state stamped at or before ``t_ns``."""
         while self._egos and self._egos[0][0] <= t_ns:
-            self.ego = self._egos.popleft()[1]
+            self.ego_t_ns, self.ego = self._egos.popleft()
 
     def _report_timing(self, core_s: float, out_s: float, n: int) -> None:
         self._timing[self.steps % TIMING_REPORT_STEPS] = core_s, out_s
