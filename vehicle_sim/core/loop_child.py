@@ -86,11 +86,11 @@ def _serve(setup: LoopSetup, requests: Connection, events: Connection) -> int:
     errors: list[str] = []  # a request that raised: the loop stops and the parent hears it
     threading.Thread(target=_take_requests, args=(requests, loop, crash, start, stop, errors),
                      name="requests", daemon=True).start()
+    freeze_start_heap()  # no full collection of the start-up heap inside a period
     send(("ready",))
     start.wait()
     if not stop.is_set():
         shorten_switch_interval()
-        freeze_start_heap()  # no full collection of the start-up heap inside a period
         loop.run(stop, hooks)
     send(("failed", errors[0]) if errors else ("ended",))
     return 1 if errors else 0

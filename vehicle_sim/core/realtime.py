@@ -4,6 +4,8 @@ Deadline k of a loop started at wall time t0 with period T and real-time factor 
 t0 + k T / f: sleeping until an absolute deadline never accumulates drift, unlike relative
 sleeps. A wake-up later than one period past its deadline counts as an overrun; after a long
 stall (a pause, a debugger) the schedule is re-anchored instead of bursting to catch up.
+Also what a process with such a loop sets once: the GIL switch interval, SCHED_FIFO priority and
+a frozen start-up heap (no long full collection inside a period).
 """
 from __future__ import annotations
 

@@ -146,6 +146,9 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
     error, executor = "", None
     try:
         if code is None:
+            # full collections scan only what the run allocates; before start(): a node's
+            # real-time thread would wait out this collection
+            freeze_start_heap()
             for _, node in nodes:
                 getattr(node, "start", lambda: None)()
                 started.append(node)
@@ -154,7 +157,6 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
             nodes[0][1].get_logger().info(f"{names}: spinning with rclpy's {which}")
             for _, node in nodes:
                 executor.add_node(node)
-            freeze_start_heap()  # full collections scan only what the run allocates
             while (not stop.is_set() and rclpy.ok()
                    and not any(entry.done(node) for entry, node in nodes)):
                 executor.spin_once(timeout_sec=0.05)
