@@ -2,6 +2,7 @@
 
 Run (installed package, own ROS domain):
     scripts/setup.sh; .venv/bin/python bench/bench_traffic_node.py [N ...] [--seconds S]
+        [--compute-ahead both|on|off]   (the node's compute_ahead; both: a run each, on first)
 
 For each agent count N (default 1000 and 5000) a grid city with ~12.5 agents per block (as
 bench_traffic.py) is written to a temporary map, the traffic node is started in whole-city
@@ -164,8 +165,7 @@ def main() -> None:
                         help="the node's compute_ahead: both = one run each, on then off")
     args = parser.parse_args()
     counts, seconds = args.counts, args.seconds
-    args.compute_ahead = {"both": (True, False), "on": (True,), "off": (False,)}[
-        args.compute_ahead]
+    settings = {"both": (True, False), "on": (True,), "off": (False,)}[args.compute_ahead]
     # an own DDS domain with a run's DDS set-up, loopback only (read at rclpy.init; the node
     # process inherits it)
     use_loopback_dds(100, 50)
@@ -178,7 +178,7 @@ def main() -> None:
         for n in counts:
             map_path, params_path, data = write_city(n, Path(tmp))
             ip = in_process(n, data, node)
-            for ahead in args.compute_ahead:
+            for ahead in settings:
                 r = run_node(n, map_path, params_path, node, seconds, ahead)
                 report(ip["agents"], seconds, r, ahead)
             print(f"  in-process (median): core step {ip['core_ms']:.2f} ms; TrafficAgentArray "

@@ -7,7 +7,7 @@ import pytest
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.kernels import agent_driver, driver_law
 from vehicle_sim.core.traffic.kernels import layout as lay
-from vehicle_sim.core.traffic.kernels.layout import LF_LEN
+from vehicle_sim.core.traffic.kernels.layout import AF_YAW, LF_LEN
 from vehicle_sim.core.traffic.mapfile import map_from_dict
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import LightParams, TrafficParams, ZoneParams
@@ -69,7 +69,9 @@ def test_lookahead_steering_on_an_arc_gives_atan_h_over_r():
     i = sim.spawn(0, 20.0, speed=10.0, profile=ag.MODERATE)
     v = sim.p.vehicle
     h = v.cg_to_front_m + v.cg_to_rear_m
-    _, delta_p = agent_driver.steering(sim.network.net, sim.store.af, sim.store.ai, i, 0.05, h, 1.0)
+    yaw = sim.store.af[AF_YAW, i]
+    _, delta_p = agent_driver.steering(sim.network.net, sim.store.af, sim.store.ai, i,
+                                       math.cos(yaw), math.sin(yaw), 0.05, h, 1.0)
     k_lane = k_ref / (1 + k_ref * 1.75)  # lane 1.75 m outside the reference arc
     assert delta_p == pytest.approx(math.atan(h * k_lane), abs=2e-3)
 

@@ -45,7 +45,6 @@ from vehicle_sim.core.traffic.kernels.layout import (
     AF_WIDTH,
     AF_X,
     AF_Y,
-    AF_YAW,
     AI_COMMIT,
     AI_IGNORE_SIGNS,
     AI_INSTR,
@@ -134,15 +133,9 @@ def _curve_ref(net, af, ai, i, u):
 
 
 @njit(cache=True, inline="always")
-def steering(net, af, ai, i, dt, wheelbase, max_steer):
-    """(delta, delta_P) of 004 eqs. 6-8 for agent i along lane -> next."""
-    yaw = af[AF_YAW, i]
-    return steering_cs(net, af, ai, i, math.cos(yaw), math.sin(yaw), dt, wheelbase, max_steer)
-
-
-@njit(cache=True, inline="always")
-def steering_cs(net, af, ai, i, cos_yaw, sin_yaw, dt, wheelbase, max_steer):
-    """steering with agent i's heading given by its cos and sin (Neighbours.cos_yaw, sin_yaw)."""
+def steering(net, af, ai, i, cos_yaw, sin_yaw, dt, wheelbase, max_steer):
+    """(delta, delta_P) of 004 eqs. 6-8 for agent i along lane -> next; its heading as the cos
+    and sin of its yaw (Neighbours.cos_yaw, sin_yaw: computed once per step)."""
     u = af[AF_U, i]
     ds = af[AF_TS, i] * u + af[AF_D0, i]
     px, py, _, k = eval_route(net.pts, net.lane_f, net.lane_i, net.succ, ai[AI_LANE, i],

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from vehicle_sim.core.traffic.kernels import junction as jn
-from vehicle_sim.core.traffic.kernels.agent_driver import drive_accel, steering_cs
+from vehicle_sim.core.traffic.kernels.agent_driver import drive_accel, steering
 from vehicle_sim.core.traffic.kernels.agent_vehicle import integrate
 from vehicle_sim.core.traffic.kernels.driver_law import pedal_accel
 from vehicle_sim.core.traffic.kernels.lane_change import try_change
@@ -70,7 +70,7 @@ def _move_agents(sc, af, ai, vp, nb, role, stop_s, scratch):
             a_r = FULL_BRAKE_REF_MPS2
         acc[i] = pedal_accel(a_r, af[AF_AR_PREV, i], dt, af[AF_A_M, i], af[AF_CD_ACC, i], vp[VP_MU])
         af[AF_AR_PREV, i] = a_r
-        dlt[i], dlp[i] = steering_cs(net, af, ai, i, nb.cos_yaw[i], nb.sin_yaw[i], dt,
+        dlt[i], dlp[i] = steering(net, af, ai, i, nb.cos_yaw[i], nb.sin_yaw[i], dt,
                                      vp[VP_A] + vp[VP_B], vp[VP_SMAX])
     for k in range(order.shape[0]):
         i = order[k]
