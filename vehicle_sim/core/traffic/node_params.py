@@ -52,8 +52,9 @@ class TrafficNodeParams:
                                "t_k), and goes out at t_k+1 without waiting for its compute; "
                                "false: computed at t_k+1 from the ego of then. Lockstep and "
                                "shards compute at the tick")
-    max_catch_up_steps: int = spec(5, ge=1, doc="steps run per callback when sim time jumped; "
-                                   "beyond, the schedule re-anchors with a warning")
+    max_catch_up_steps: int = spec(5, ge=1, doc="steps run per callback when sim time jumped "
+                                   "(one more when a step was computed ahead); beyond, the "
+                                   "excess is skipped with a warning")
     publish_markers: bool = spec(True, doc="visualization_msgs/MarkerArray on traffic/markers")
     markers_rate_hz: float = spec(5.0, unit="Hz", gt=0.0, doc="marker rate in simulation time")
     lights_rate_hz: float = spec(1.0, unit="Hz", gt=0.0,
