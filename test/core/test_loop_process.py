@@ -198,11 +198,13 @@ def test_a_node_behind_gets_the_waiting_steps_marked_stale_then_catches_up():
     loop = LoopProcess(_setup(real_time_factor=2.0))
     rec = Recorder(loop)
     try:
-        rec.wait(lambda: rec.steps, "steps")
-        assert not any(rec.stale)  # a node keeping up: nothing stale (statuses in between)
+        # a node keeping up: nothing stale (statuses in between); a busy host may leave the
+        # very first steps waiting, so it is a run of five fresh ones
+        rec.wait(lambda: len(rec.stale) >= 5 and not any(rec.stale[-5:]), "five fresh steps")
+        before = len(rec.stale)
         rec.holds.put(0.3)  # ~120 step events queue meanwhile
-        rec.wait(lambda: any(rec.stale), "a stale step")
-        first = rec.stale.index(True)
+        rec.wait(lambda: any(rec.stale[before:]), "a stale step")
+        first = before + rec.stale[before:].index(True)
         rec.wait(lambda: not rec.stale[-1] and len(rec.stale) > first + 1, "caught up")
     finally:
         rec.end()
