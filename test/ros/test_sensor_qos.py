@@ -43,3 +43,22 @@ def test_qos_override_parameter_changes_the_offered_qos(ros_node, start_node):
     # vehicle/state keeps its default; both nodes still run
     assert offered(ros_node, "/vehicle/state") == [ReliabilityPolicy.RELIABLE]
     assert imu.proc.poll() is None and dyn.proc.poll() is None
+
+
+def test_the_recorder_reads_the_sensor_outputs_as_they_are_offered(ros_node, start_node,
+                                                                   tmp_path):
+    """The recorder subscribes to its known topics before their publishers appear, with the QoS
+    it expects them to offer: for imu/data and gnss/fix that is the sensors' reliable one, so a
+    recording (and a lockstep run's) keeps every sample instead of reading them best effort."""
+    start_node("recorder_node", params={"record_dir": str(tmp_path)})
+    start_node("imu_node")
+    start_node("gps_node")
+
+    def reader(topic: str):
+        return [i.qos_profile.reliability for i in ros_node.get_subscriptions_info_by_topic(topic)
+                if i.node_name == "recorder"]
+
+    for topic in ("/imu/data", "/gnss/fix"):
+        ros_node.spin_until(lambda t=topic: reader(t) and offered(ros_node, t),
+                            what=f"the recorder and the publisher of {topic}")
+        assert reader(topic) == offered(ros_node, topic) == [ReliabilityPolicy.RELIABLE]

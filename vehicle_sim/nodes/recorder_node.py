@@ -58,8 +58,8 @@ KNOWN_TOPICS = {
     "/traffic/lights": ("vehicle_sim/msg/TrafficLightArray", qos.LIGHTS),
     "/accidents": ("vehicle_sim/msg/AccidentEvent", qos.EVENT),
     "/motion/cue": ("vehicle_sim/msg/MotionCue", qos.STREAM),
-    "/imu/data": ("sensor_msgs/msg/Imu", qos.STREAM),
-    "/gnss/fix": ("sensor_msgs/msg/NavSatFix", qos.STATE),
+    "/imu/data": ("sensor_msgs/msg/Imu", qos.SENSOR),
+    "/gnss/fix": ("sensor_msgs/msg/NavSatFix", qos.SENSOR),
 }
 
 
