@@ -36,7 +36,6 @@ from vehicle_sim.core.sensors import STATUS_FIX, GnssFix, GnssModel, GnssZones
 from vehicle_sim.core.sensors.faults import check_gps
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, load_preset
 from vehicle_sim.core.sensors.params import GnssParams
-from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
@@ -52,13 +51,10 @@ class GpsNode(SensorNode):
     def __init__(self, **options) -> None:
         super().__init__(**options)
         mp = self.model.params
-        self.pub_fix = self.create_publisher(NavSatFix, self.p.fix_topic, qos.SENSOR,
-                                             qos_overriding_options=qos.overridable())
+        self.pub_fix = self.sensor_publisher(NavSatFix, self.p.fix_topic)
         self.pub_vel = None
         if self.p.velocity_topic and mp.velocity_enabled:
-            self.pub_vel = self.create_publisher(TwistWithCovarianceStamped,
-                                                 self.p.velocity_topic, qos.SENSOR,
-                                                 qos_overriding_options=qos.overridable())
+            self.pub_vel = self.sensor_publisher(TwistWithCovarianceStamped, self.p.velocity_topic)
         o = mp.origin
         self.announce("GNSS", mp.antenna_lever_arm_m, (0.0, 0.0, 0.0),
                       f"origin {o.latitude_deg:.7f}, {o.longitude_deg:.7f}, {o.altitude_m:.2f} m, "

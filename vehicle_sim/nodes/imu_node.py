@@ -29,7 +29,6 @@ from vehicle_sim.core.sensors import ImuModel
 from vehicle_sim.core.sensors.faults import check_imu
 from vehicle_sim.core.sensors.node_params import ImuNodeParams, load_preset
 from vehicle_sim.core.sensors.params import ImuParams
-from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
@@ -45,8 +44,7 @@ class ImuNode(SensorNode):
     def __init__(self, **options) -> None:
         super().__init__(**options)
         mp = self.model.params
-        self.pub = self.create_publisher(Imu, self.p.imu_topic, qos.SENSOR,
-                                         qos_overriding_options=qos.overridable())
+        self.pub = self.sensor_publisher(Imu, self.p.imu_topic)
         self.announce("IMU", mp.lever_arm_m, mp.mounting_rpy_rad, f"frame {self.p.frame_id}")
 
     def make_model(self) -> ImuModel:

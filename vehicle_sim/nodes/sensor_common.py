@@ -161,6 +161,11 @@ class SensorNode(Node):
                                                          [f.kind for f in self.faults.active])])
         self.sample(t_ns, StateView(msg))
 
+    def sensor_publisher(self, msg_type: type, topic: str):
+        """A publisher of a sensor output: qos.SENSOR, its QoS overridable per topic (qos.py)."""
+        return self.create_publisher(msg_type, topic, qos.SENSOR,
+                                     qos_overriding_options=qos.overridable())
+
     def announce(self, label: str, xyz: tuple[float, float, float],
                  rpy: tuple[float, float, float], details: str) -> None:
         """Publish the sensor frame (``publish_static_tf``) and log the start line."""
@@ -202,8 +207,6 @@ class SensorNode(Node):
 
     def sample(self, t_ns: int, state: StateView) -> None:
         raise NotImplementedError
-
-
 
     def rng(self) -> np.random.Generator:
         """A fresh generator of this sensor for the node's seed (every model rebuild)."""

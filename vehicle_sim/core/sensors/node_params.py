@@ -17,16 +17,12 @@ from vehicle_sim.core.frames import REFERENCE_POINTS
 from vehicle_sim.core.sensors.params import GeoOrigin
 
 T = TypeVar("T")
-_MODE_DOC = ("the run's pacing (set by the scenario): in fast and lockstep modes the state "
-             "input is reliable, so every state is sampled (repeatable)")
-_LOCKSTEP_DOC = ("acknowledge every /clock tick on /sim/lockstep_ack once the states up to it are "
-                 "sampled, so the dynamics never runs ahead of this node and no state is lost "
-                 "(dynamics mode lockstep; set by the scenario)")
 
 
 @dataclass(frozen=True)
 class SensorNodeParams:
-    """What the imu and gps nodes share: the preset (default per sensor), seed and rate."""
+    """What the imu and gps nodes share: the preset (default per sensor), seed and rate, the
+    state input, the body frame and the run's pacing."""
 
     preset_file: str = spec("", doc="preset of the error model, absolute or relative to the "
                             "config dir")
@@ -40,6 +36,15 @@ class SensorNodeParams:
                              doc="the dynamics node's vehicle file (rear-axle position)")
     model: str = spec("single_track", choices=("single_track", "kinematic", "full14"),
                       doc="the dynamics node's model (full14: the CG's height above the road)")
+    base_frame: str = spec("base_link", doc="vehicle body frame at base_link (static TF parent)")
+    state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
+    mode: str = spec("realtime", choices=MODES,
+                     doc="the run's pacing (set by the scenario): in fast and lockstep modes the "
+                         "state input is reliable, so every state is sampled (repeatable)")
+    lockstep: bool = spec(False, doc="acknowledge every /clock tick on /sim/lockstep_ack once the "
+                                     "states up to it are sampled, so the dynamics never runs "
+                                     "ahead of this node and no state is lost (dynamics mode "
+                                     "lockstep; set by the scenario)")
 
 
 @dataclass(frozen=True)
@@ -49,12 +54,8 @@ class ImuNodeParams(SensorNodeParams):
     preset_file: str = spec("sensors/imu_adis16448.yaml",
                             doc="ImuParams preset, absolute or relative to the config dir")
     frame_id: str = spec("imu_link", doc="sensor frame (header.frame_id, static TF child)")
-    base_frame: str = spec("base_link", doc="vehicle body frame at base_link (static TF parent)")
-    state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     imu_topic: str = spec("imu/data", doc="sensor_msgs/Imu output")
     fault_target: str = spec("imu", doc="FaultCommand.target this node answers")
-    mode: str = spec("realtime", choices=MODES, doc=_MODE_DOC)
-    lockstep: bool = spec(False, doc=_LOCKSTEP_DOC)
 
 
 @dataclass(frozen=True)
@@ -68,14 +69,10 @@ class GpsNodeParams(SensorNodeParams):
     origin_override: bool = spec(False, doc="use origin.* instead of the preset's ENU origin")
     origin: GeoOrigin = GeoOrigin()
     frame_id: str = spec("gnss_link", doc="antenna frame (header.frame_id, static TF child)")
-    base_frame: str = spec("base_link", doc="vehicle body frame at base_link (static TF parent)")
-    state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     fix_topic: str = spec("gnss/fix", doc="sensor_msgs/NavSatFix output")
     velocity_topic: str = spec("gnss/velocity", doc="TwistWithCovarianceStamped (ENU) output, "
                                "'' = off; needs velocity_enabled in the preset")
     fault_target: str = spec("gps", doc="FaultCommand.target this node answers")
-    mode: str = spec("realtime", choices=MODES, doc=_MODE_DOC)
-    lockstep: bool = spec(False, doc=_LOCKSTEP_DOC)
 
 
 def load_preset(cls: type[T], path: str | Path, **overrides: Any) -> T:
