@@ -8,7 +8,8 @@ import pytest
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.traffic import geometry as geo
 from vehicle_sim.core.traffic.gridgen import GridSpec, generate
-from vehicle_sim.core.traffic.kernels.layout import LF_TURN
+from vehicle_sim.core.traffic.kernels.lane_path import fill_turns
+from vehicle_sim.core.traffic.kernels.layout import LF_TURN, LI_NP, LI_P0, N_LI, PT_HEADING, PT_TURN
 from vehicle_sim.core.traffic.mapfile import load_map, map_from_dict
 from vehicle_sim.core.traffic.network import Network
 
@@ -119,3 +120,21 @@ def test_malformed_yaml_file_names_file(tmp_path):
     bad.write_text("streets: [\n")
     with pytest.raises(ConfigError, match="m.yaml.*malformed YAML"):
         load_map(bad)
+
+
+def test_turn_column_is_each_segments_wrapped_heading_change_and_an_empty_lane_writes_nothing():
+    """lane_path.fill_turns: PT_TURN of a point is the heading change to the next point wrapped
+    to [-pi, pi], 0 at a lane's last point; a lane without points writes no row (not row -1)."""
+    headings = [3.0, -3.0, -2.5, 0.0]  # 3.0 -> -3.0 is a 0.28 rad left turn across +-pi
+    pts = np.full((4, 6), 7.0)
+    pts[:, PT_HEADING] = headings
+    lane_i = np.zeros((2, N_LI), dtype=np.int64)
+    lane_i[0, LI_P0], lane_i[0, LI_NP] = 0, 4
+    lane_i[1, LI_P0], lane_i[1, LI_NP] = 0, 0  # empty
+    fill_turns(pts, lane_i)
+    assert pts[:3, PT_TURN] == pytest.approx([2 * math.pi - 6.0, 0.5, 2.5])
+    assert pts[3, PT_TURN] == 0.0
+    pts[3, PT_TURN] = 7.0
+    lane_i[0, LI_NP] = 0
+    fill_turns(pts, lane_i)
+    assert pts[3, PT_TURN] == 7.0

@@ -36,6 +36,7 @@ class LightController:
         self.ped_vehicle = np.array([self.light_of_lane.get(ln, -1) for ln in network.ped_lane],
                                     dtype=np.int64)
         self.master = 0
+        self._offsets = np.zeros(0)  # green-wave offsets [s] per light (offsets())
         self._offsets_master = -1  # the master the cached offsets were computed for
 
     def select_master(self, ego_x: float, ego_y: float, ego_yaw: float) -> int:

@@ -54,6 +54,8 @@ def fill_turns(pts, lane_i):
     for every point it evaluates (two trigonometric calls and an atan2 saved each time)."""
     for lane in range(lane_i.shape[0]):
         p0, n = lane_i[lane, LI_P0], lane_i[lane, LI_NP]
+        if n == 0:  # a lane without points: nothing to fill, and no write before p0
+            continue
         for k in range(p0, p0 + n - 1):
             dh = pts[k + 1, PT_HEADING] - pts[k, PT_HEADING]
             pts[k, PT_TURN] = math.atan2(math.sin(dh), math.cos(dh))

@@ -71,7 +71,7 @@ def _move_agents(sc, af, ai, vp, nb, role, stop_s, scratch):
         acc[i] = pedal_accel(a_r, af[AF_AR_PREV, i], dt, af[AF_A_M, i], af[AF_CD_ACC, i], vp[VP_MU])
         af[AF_AR_PREV, i] = a_r
         dlt[i], dlp[i] = steering(net, af, ai, i, nb.cos_yaw[i], nb.sin_yaw[i], dt,
-                                     vp[VP_A] + vp[VP_B], vp[VP_SMAX])
+                                  vp[VP_A] + vp[VP_B], vp[VP_SMAX])
     for k in range(order.shape[0]):
         i = order[k]
         if _driven(ai, i) and ai[AI_INSTR, i] == INS_NONE:  # overtaking on start-of-step nb
