@@ -45,6 +45,34 @@ def test_a_blocked_ros_cleanup_ends_the_process_after_the_timeout_with_a_message
     assert CLEANUP_TIMEOUT_S <= elapsed < CLEANUP_TIMEOUT_S + 30.0
 
 
+HANGS_WHEN_RELEASED = """
+import time
+import weakref
+from rclpy.node import Node
+from vehicle_sim.nodes.main import run
+
+class HangsWhenReleased(Node):
+    def __init__(self):
+        super().__init__("hangs_when_released")
+        # stands for an rclpy entity whose destructor blocks (an EventHandler's __exit__ did)
+        weakref.finalize(self, time.sleep, 120.0)
+
+    def exit_code(self):
+        return 4
+
+raise SystemExit(run(HangsWhenReleased, "hangs_when_released", done=lambda node: True))
+"""
+
+
+def test_a_destructor_that_blocks_is_released_inside_the_cleanup_bound():
+    """The executor and the nodes are released before the clean-up's watchdog ends, not when
+    run_nodes returns: a destructor that blocks there ends the process after the timeout."""
+    result = subprocess.run([sys.executable, "-c", HANGS_WHEN_RELEASED], check=False,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 4, "the node's exit code: " + result.stdout + result.stderr
+    assert "ROS clean-up still blocked after 5 s" in result.stderr
+
+
 STOP_RAISES = """
 from rclpy.node import Node
 from vehicle_sim.nodes.main import run

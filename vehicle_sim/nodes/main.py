@@ -15,12 +15,15 @@
 - The ROS clean-up at the end (destroy_node, rclpy shutdown) is bounded: under load it has been
   seen to block for good inside ``Node.destroy_node`` (the rcl/rmw node teardown; 1 of 8 fast
   runs under 4 busy loops here); after ``CLEANUP_TIMEOUT_S`` the process prints its stacks, says
-  so and exits with the node's exit code. Everything the node does at the end belongs in its
-  ``stop()`` (files, summaries) and its code in ``exit_code()``: both run before the clean-up.
+  so and exits with the node's exit code. The executor and the nodes are released inside that
+  bound too (their destructors have blocked as well). Everything the node does at the end
+  belongs in its ``stop()`` (files, summaries) and its code in ``exit_code()``: both run before
+  the clean-up.
 """
 from __future__ import annotations
 
 import faulthandler
+import gc
 import os
 import signal
 import sys
@@ -175,6 +178,15 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
                 if executor is not None:
                     executor.remove_node(node)
                 node.destroy_node()
+            if executor is not None:
+                executor.shutdown()
+            # the last references go here, so the destructors of the executor and of the
+            # nodes' entities run inside the watchdog's bound and not after this returns (a
+            # gps node hung there once, in an EventHandler's __exit__, until the runner killed it)
+            executor = node = None
+            nodes.clear()
+            started.clear()
+            gc.collect()
             rclpy.try_shutdown()
         finally:
             watchdog.cancel()
