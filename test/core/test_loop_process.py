@@ -230,16 +230,55 @@ def test_the_process_is_out_of_the_nodes_group_and_ignores_sigint_and_sigterm():
 
 
 def test_a_child_that_stops_reading_is_a_failure_and_no_send_blocks():
-    loop = LoopProcess(_setup())
+    loop = LoopProcess(_setup(), take_timeout_s=1000.0)  # the full pipe, not the commands, tells
     rec = Recorder(loop)
     rec.wait(lambda: rec.steps, "steps")
     os.kill(loop.pid, signal.SIGSTOP)  # frozen: its request pipe fills
-    for _ in range(5000):  # ~1 MB of commands into a 256 KiB pipe: none blocks
-        loop.set_command(Controls(throttle=0.5, gear=1))
+    for _ in range(20000):  # ~1 MB of requests into a 256 KiB pipe: none blocks
+        loop.request_reset(1.0, 2.0, 0.0, 0.0)
     rec.thread.join(30.0)
     assert isinstance(rec.error, LoopProcessFailed) and "stopped reading" in str(rec.error)
     loop.close(timeout_s=30.0)
     assert loop._proc.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("paused", [False, True])
+def test_a_frozen_child_that_takes_no_command_is_a_failure(paused):
+    """Commands go through shared memory, not the pipe: a frozen child is found by the commands
+    it leaves untaken (running, or paused), not by a pipe that fills."""
+    loop = LoopProcess(_setup(), take_timeout_s=0.5)
+    rec = Recorder(loop)
+    rec.wait(lambda: rec.steps, "steps")
+    if paused:
+        loop.pause(True)
+        rec.wait(rec.still_for(0.3), "no step for 0.3 s")
+    os.kill(loop.pid, signal.SIGSTOP)
+    loop.set_command(Controls(throttle=0.5, gear=1))  # one command, never taken
+    rec.thread.join(30.0)
+    assert isinstance(rec.error, LoopProcessFailed), rec.error
+    assert "stopped taking commands" in str(rec.error)
+    loop.close(timeout_s=30.0)
+    assert loop._proc.returncode == -signal.SIGKILL
+
+
+def test_a_paused_child_takes_its_commands_and_is_not_taken_for_frozen():
+    loop = LoopProcess(_setup(), take_timeout_s=0.3)
+    rec = Recorder(loop)
+    try:
+        rec.wait(lambda: rec.steps, "steps")
+        loop.pause(True)
+        rec.wait(rec.still_for(0.3), "no step for 0.3 s")
+        end = time.monotonic() + 2.0  # several take timeouts of commands while paused
+        while time.monotonic() < end:
+            loop.set_command(Controls(throttle=1.0, gear=1))
+            time.sleep(0.02)
+        assert rec.thread.is_alive() and rec.error is None
+        loop.pause(False)
+        rec.wait(lambda: rec.states and rec.states[-1].velocity_mps[0] > 1.0,
+                 "speed from the command sent while paused")
+    finally:
+        rec.end()
+    assert rec.error is None and loop._proc.returncode == 0
 
 
 def test_the_physics_process_dies_with_its_parent(tmp_path):

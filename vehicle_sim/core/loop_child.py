@@ -1,11 +1,12 @@
 """The physics process of core.loop_process: build the loop from its LoopSetup, report ready,
 wait for the start, run it and send its events (the protocol is in core.loop_process).
 
-Started as ``python -c loop_process._CHILD PACKAGE_ROOT PARENT_PID REQ_FD EVT_FD``: the first
-statements of that line ignore SIGINT and SIGTERM (a terminal's Ctrl-C and a service manager's
-SIGTERM to the whole group are for the node, which stops this process in order) and put the
-parent's own copy of the package first on sys.path. Two threads: the loop (SimLoop.run, SCHED_FIFO
-where permitted) is the only sender of events; the request thread applies the node's requests.
+Started as ``python -c loop_process._CHILD PACKAGE_ROOT PARENT_PID REQ_FD EVT_FD SLOT_FD``: the
+first statements of that line ignore SIGINT and SIGTERM (a terminal's Ctrl-C and a service manager's
+SIGTERM to the whole group are for the node, which stops this process in order) and put the parent's
+own copy of the package first on sys.path. Two threads: the loop (SimLoop.run, SCHED_FIFO where
+permitted) is the only sender of events and takes the node's commands from the shared slot
+(core.command_slot) before each step; the request thread applies the node's other requests.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from vehicle_sim.core.accident.ego_crash import EgoCrash
+from vehicle_sim.core.command_slot import CommandSlot
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.loop_process import LoopSetup
 from vehicle_sim.core.realtime import (
@@ -47,7 +49,7 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """The physics process (``PARENT_PID REQ_FD EVT_FD``): build, report ready, wait for the
+    """The physics process (``PARENT_PID REQ_FD EVT_FD SLOT_FD``): build, report ready, wait for the
     start, run the loop (module docstring); exit 0, 1 (failed) or 2 (refused)."""
     _die_with_parent(int(argv[0]))
     requests = Connection(int(argv[1]), writable=False)
@@ -56,7 +58,7 @@ def main(argv: list[str]) -> None:
         kind, setup = requests.recv()
         if kind != "setup":
             raise ValueError(f"physics process: expected the setup first, got {kind!r}")
-        code = _serve(setup, requests, events)
+        code = _serve(setup, requests, events, CommandSlot(int(argv[3])))
     except BaseException:  # noqa: B036, BLE001 (anything: the parent must hear why)
         events.send(("failed", traceback.format_exc()))
         code = 1
@@ -64,14 +66,15 @@ def main(argv: list[str]) -> None:
     os._exit(code)
 
 
-def _serve(setup: LoopSetup, requests: Connection, events: Connection) -> int:
+def _serve(setup: LoopSetup, requests: Connection, events: Connection,
+           commands: CommandSlot) -> int:
     p = setup.params
     try:
         model = loop_model(setup)
     except (ValueError, FileNotFoundError) as exc:  # the setup's fault, not the code's
         events.send(("refused", f"{type(exc).__name__}: {exc}"))
         return 2
-    loop = SimLoop(model, p)
+    loop = SimLoop(model, p, commands=commands.take)
     send = events.send  # the loop thread is the only sender
     hooks = Hooks(after_step=_step_sender(p, model, send),
                   status=lambda s: send(("status", s, loop.priority_problem)),
@@ -136,9 +139,7 @@ def _take_requests(requests: Connection, loop: SimLoop, crash: EgoCrash | None,
 
 def _take(msg: tuple, loop: SimLoop, crash: EgoCrash | None, start: threading.Event) -> None:
     kind = msg[0]
-    if kind == "command":
-        loop.set_command(msg[1])
-    elif kind == "agents" and crash is not None:
+    if kind == "agents" and crash is not None:
         crash.set_agents(msg[1])
     elif kind == "pause":
         loop.pause(msg[1])

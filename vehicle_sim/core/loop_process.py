@@ -3,11 +3,12 @@
 In one process with the ROS executor, the fixed-step loop waits for the interpreter lock whenever
 a callback (a message converted to Python, a publish) holds it: that, not the sleep, was most of
 its p99 lateness. Here the loop (core.sim_loop.SimLoop, the model and the ego's crash) runs alone
-in a child process (core.loop_child); the node's process keeps the ROS side. Both ends speak over
-two one-way pipes of pickled tuples:
+in a child process (core.loop_child); the node's process keeps the ROS side. The newest driver
+command goes through shared memory (core.command_slot), which the loop reads before each step;
+everything else over two one-way pipes of pickled tuples:
 
-- node -> physics: ``setup`` (first), ``command``, ``pause``, ``steps``, ``reset``, ``fault``,
-  ``rtf``, ``agents``, ``start``, ``stop`` (LoopProcess's methods, the same as SimLoop's);
+- node -> physics: ``setup`` (first), ``pause``, ``steps``, ``reset``, ``fault``, ``rtf``,
+  ``agents``, ``start``, ``stop`` (LoopProcess's methods, the same as SimLoop's);
 - physics -> node: ``ready``; ``step`` (k, t_ns and, when a state is due, the snapshot);
   ``status``; ``faults``; ``diverged``; ``damage`` and ``contact`` (the ego's crash); ``failed``
   (a traceback); ``refused`` (the setup is invalid: LoopSetupRefused, a ValueError, so the node
@@ -16,10 +17,11 @@ two one-way pipes of pickled tuples:
 
 No call of the node blocks on the child: requests are written without blocking (a full pipe means
 the child stopped reading: run() kills it and reports a failure), and close() never waits on the
-pipe. A node that falls behind (a burst of callbacks) does not publish
-stale samples: a step event with a newer step already waiting reaches ``after_step`` marked
-stale, and the node skips its high-rate raw state (counted); /clock and the lower-rate state
-still go out, in order.
+pipe. A command the loop has not taken within COMMAND_TAKE_TIMEOUT_S (plus two periods of wall time)
+means the same: the child is frozen, run() kills it and reports a failure. A node that falls behind
+(a burst of callbacks) does not publish stale samples: a step event with a newer step already
+waiting reaches ``after_step`` marked stale, and the node skips its high-rate raw state (counted);
+/clock and the lower-rate state still go out, in order.
 
 The child runs in a session of its own and ignores SIGINT and SIGTERM, so a terminal's Ctrl-C or
 a service manager's SIGTERM to the group reaches the node only, which stops the loop in order
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
+from vehicle_sim.core.command_slot import CommandSlot
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.faults import FaultRequest
 from vehicle_sim.core.sim_loop import Hooks
@@ -58,6 +61,10 @@ _CHILD = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
           "from vehicle_sim.core.loop_child import main; main(sys.argv[2:])")
 READY_TIMEOUT_S = 600.0  # building the model compiles numba kernels on a cold cache (minutes)
 STOP_TIMEOUT_S = 2.0  # a child that has not ended this long after the stop is killed (close())
+# a command the loop has not taken this long (plus two wall periods of a step) after it was
+# written, or after the start: the child is frozen and killed (its loop takes the newest command
+# before every step, and every <= 50 ms while paused)
+COMMAND_TAKE_TIMEOUT_S = 2.0
 
 
 class LoopProcessFailed(RuntimeError):
@@ -86,19 +93,22 @@ class LoopProcess:
 
     barrier = None  # real time only: no lockstep barrier
 
-    def __init__(self, setup: LoopSetup, ready_timeout_s: float = READY_TIMEOUT_S):
+    def __init__(self, setup: LoopSetup, ready_timeout_s: float = READY_TIMEOUT_S,
+                 take_timeout_s: float = COMMAND_TAKE_TIMEOUT_S):
         # a fresh interpreter (not multiprocessing's spawn, which re-runs the parent's main
         # script: a ROS node's executable has no __main__ guard) that imports this very copy of
         # the package: its root is the child's sys.path[0]
         req_in, req_out = os.pipe()
         evt_in, evt_out = os.pipe()
+        self._slot = CommandSlot()
         widened = [_widen(evt_out), _widen(req_out)]  # both tried, the first refusal logged
         self.pipe_problem = next((why for why in widened if why), "")
         package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
             __file__))))
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _CHILD, package_root, str(os.getpid()), str(req_in),
-             str(evt_out)], pass_fds=(req_in, evt_out), stdin=subprocess.DEVNULL,
+             str(evt_out), str(self._slot.fd)], pass_fds=(req_in, evt_out, self._slot.fd),
+            stdin=subprocess.DEVNULL,
             start_new_session=True)
         os.close(req_in)
         os.close(evt_out)
@@ -108,6 +118,12 @@ class LoopProcess:
         self._send_lock = threading.Lock()
         self._closed = False
         self._unsent = 0  # requests the full pipe refused (the child stopped reading)
+        # (sequence number, time.monotonic() [s]) of the oldest command written since the child
+        # last took one; None: every command written was taken
+        self._untaken: tuple[int, float] | None = None
+        self._take_timeout_s = take_timeout_s
+        self._rtf = setup.params.real_time_factor
+        self._started_s = float("inf")  # time.monotonic() of run()'s start
         self.dt_ns = setup.params.dt_ns
         self.k = 0
         self.priority_problem = ""
@@ -143,7 +159,13 @@ class LoopProcess:
         return self._proc.pid
 
     def set_command(self, controls: Controls) -> None:
-        self._send(("command", controls))
+        """The newest command, for the loop's next step (shared memory, module docstring)."""
+        with self._send_lock:
+            if self._closed:
+                return
+            seq = self._slot.write(controls)
+            if self._untaken is None:
+                self._untaken = (seq, time.monotonic())
 
     def pause(self, paused: bool) -> None:
         self._paused = paused
@@ -159,6 +181,7 @@ class LoopProcess:
         self._send(("fault", req, at_ns))
 
     def set_real_time_factor(self, rtf: float) -> None:
+        self._rtf = rtf
         self._send(("rtf", rtf))
 
     def set_agents(self, agents: tuple) -> None:
@@ -174,6 +197,7 @@ class LoopProcess:
         diverged state); LoopProcessFailed if the child fails, dies or stops reading. Once
         ``stop`` is set, only the child's end is awaited: no hook is called."""
         try:
+            self._started_s = time.monotonic()
             self._send(("start",))
             self._run(stop, hooks)
         finally:
@@ -191,6 +215,11 @@ class LoopProcess:
                 raise LoopProcessFailed(
                     f"physics process stopped reading its requests at t={self.t_ns * 1e-9:.3f} "
                     f"s (its request pipe is full): killed")
+            if self._untaken is not None and not self._stopping and self._command_stuck():
+                self._proc.kill()
+                raise LoopProcessFailed(
+                    f"physics process stopped taking commands at t={self.t_ns * 1e-9:.3f} s "
+                    f"(none taken for {self._take_bound_s():.1f} s): killed")
             msg = self._next(0.05)
             if msg is None:
                 if self._proc.poll() is None and time.monotonic() < stop_by:
@@ -233,6 +262,7 @@ class LoopProcess:
                 return
             self._closed = self._stopping = True
             self._requests.close()
+            self._slot.close()
         try:
             self._proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -255,6 +285,22 @@ class LoopProcess:
                 self._unsent += 1
             except OSError:  # the child has gone: run() reports it
                 pass
+
+    def _take_bound_s(self) -> float:
+        return self._take_timeout_s + 2.0 * self.dt_ns * 1e-9 / self._rtf
+
+    def _command_stuck(self) -> bool:
+        """Whether the oldest untaken command has waited longer than the bound (clears it once
+        the child took it or a newer one)."""
+        with self._send_lock:
+            if self._untaken is None:
+                return False
+            seq, written_s = self._untaken
+            if self._slot.taken() >= seq:
+                self._untaken = None
+                return False
+        since_s = max(written_s, self._started_s)
+        return time.monotonic() - since_s > self._take_bound_s()
 
     def _next(self, timeout_s: float) -> tuple | None:
         if self._received:

@@ -27,6 +27,9 @@ from vehicle_sim.core.realtime import (
 from vehicle_sim.core.vehicle.faults import VehicleFaults
 from vehicle_sim.core.vehicle.interface import Controls, NonFiniteState, VehicleModel
 
+# the newest command if one came since the last call, else None (core.command_slot.CommandSlot)
+CommandSource = Callable[[], Controls | None]
+
 
 @dataclass(frozen=True)
 class LoopStatus:
@@ -67,9 +70,14 @@ def step_outputs(params: DynamicsParams, k: int) -> tuple[bool, bool, bool]:
 
 
 class SimLoop:
+    """``commands``: where the loop thread takes the newest command itself, just before each
+    step (and, paused, at each wake-up), besides set_command (core.loop_process)."""
+
     def __init__(self, model: VehicleModel, params: DynamicsParams,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 commands: CommandSource | None = None):
         self.model, self.params = model, params
+        self._commands = commands
         self._clock = clock
         self.dt_ns = params.dt_ns
         self.k = 0
@@ -155,9 +163,11 @@ class SimLoop:
             self._apply_reset(hooks)
             self._apply_faults(hooks)
             if not self._may_step(stop):
+                self._take_command()  # paused: the node still sees its commands taken
                 continue
             if self.params.mode == "realtime" and not self.paused:
                 self.lateness.add(self._pacer.wait())
+            self._take_command()
             try:  # a non-finite state, or (after_step, publishing) a non-finite output
                 self.step(hooks)
                 hooks.after_step(self.k, self.t_ns)
@@ -202,6 +212,12 @@ class SimLoop:
         self.lateness.clear()
         self.compute.clear()
         return out
+
+    def _take_command(self) -> None:
+        if self._commands is not None:
+            controls = self._commands()
+            if controls is not None:
+                self.set_command(controls)
 
     def _may_step(self, stop: threading.Event) -> bool:
         if not self.paused:
