@@ -21,6 +21,7 @@ from multiprocessing.connection import Connection
 
 from vehicle_sim.core.accident.ego_crash import EgoCrash
 from vehicle_sim.core.command_slot import CommandSlot
+from vehicle_sim.core.loop_events import event, step_event
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.loop_process import LoopSetup
 from vehicle_sim.core.realtime import (
@@ -60,7 +61,7 @@ def main(argv: list[str]) -> None:
             raise ValueError(f"physics process: expected the setup first, got {kind!r}")
         code = _serve(setup, requests, events, CommandSlot(int(argv[3])))
     except BaseException:  # noqa: B036, BLE001 (anything: the parent must hear why)
-        events.send(("failed", traceback.format_exc()))
+        events.send_bytes(event(("failed", traceback.format_exc())))
         code = 1
     events.close()
     os._exit(code)
@@ -72,11 +73,13 @@ def _serve(setup: LoopSetup, requests: Connection, events: Connection,
     try:
         model = loop_model(setup)
     except (ValueError, FileNotFoundError) as exc:  # the setup's fault, not the code's
-        events.send(("refused", f"{type(exc).__name__}: {exc}"))
+        events.send_bytes(event(("refused", f"{type(exc).__name__}: {exc}")))
         return 2
     loop = SimLoop(model, p, commands=commands.take)
-    send = events.send  # the loop thread is the only sender
-    hooks = Hooks(after_step=_step_sender(p, model, send),
+    def send(msg: tuple) -> None:  # the loop thread is the only sender
+        events.send_bytes(event(msg))
+
+    hooks = Hooks(after_step=_step_sender(p, model, events.send_bytes),
                   status=lambda s: send(("status", s, loop.priority_problem)),
                   faults_changed=lambda t, ch: send(("faults", t, ch, loop.active_fault_kinds())),
                   diverged=lambda t, why: send(("diverged", t, why)))
@@ -100,7 +103,7 @@ def _serve(setup: LoopSetup, requests: Connection, events: Connection,
 
 
 def _step_sender(p: DynamicsParams, model: VehicleModel,
-                 send: Callable[[tuple], None]) -> Callable[[int, int], None]:
+                 send_bytes: Callable[[bytes], None]) -> Callable[[int, int], None]:
     def after_step(k: int, t_ns: int) -> None:
         clock, raw, state = step_outputs(p, k)
         if not (clock or raw or state):
@@ -109,7 +112,7 @@ def _step_sender(p: DynamicsParams, model: VehicleModel,
         if raw or state:
             snapshot = model.snapshot()
             snapshot.require_finite()  # NonFiniteState: the loop stops and reports it
-        send(("step", k, t_ns, snapshot))
+        send_bytes(step_event(k, t_ns, snapshot))
     return after_step
 
 

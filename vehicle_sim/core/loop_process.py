@@ -9,7 +9,8 @@ everything else over two one-way pipes of pickled tuples:
 
 - node -> physics: ``setup`` (first), ``pause``, ``steps``, ``reset``, ``fault``, ``rtf``,
   ``agents``, ``start``, ``stop`` (LoopProcess's methods, the same as SimLoop's);
-- physics -> node: ``ready``; ``step`` (k, t_ns and, when a state is due, the snapshot);
+- physics -> node (core.loop_events: a step as a flat vector, anything else pickled): ``ready``;
+  ``step`` (k, t_ns and, when a state is due, the snapshot);
   ``status``; ``faults``; ``diverged``; ``damage`` and ``contact`` (the ego's crash); ``failed``
   (a traceback); ``refused`` (the setup is invalid: LoopSetupRefused, a ValueError, so the node
   refuses to start with exit 2); ``ended``. ``LoopProcess.run`` calls the node's hooks with them,
@@ -47,14 +48,16 @@ from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
 from vehicle_sim.core.command_slot import CommandSlot
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.faults import FaultRequest
+from vehicle_sim.core.loop_events import decode
 from vehicle_sim.core.sim_loop import Hooks
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams
 
 _F_SETPIPE_SZ = 1031  # linux/fcntl.h
-# ~250 step events with a state (~1 KB pickled): a node busy for a quarter of a second does not
-# hold up the loop, and what waits in the pipe is published or skipped as stale (module doc)
+# ~850 step events with a state (~300 bytes, core.loop_events): a node busy for most of a second
+# does not hold up the loop, and what waits in the pipe is published or skipped as stale (module
+# doc)
 PIPE_BYTES = 1 << 18
 _CHILD = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
           "signal.signal(signal.SIGTERM, signal.SIG_IGN); import sys; sys.path[0] = sys.argv[1]; "
@@ -307,7 +310,7 @@ class LoopProcess:
             return self._received.popleft()
         try:
             if self._events.poll(timeout_s):
-                return self._events.recv()
+                return decode(self._events.recv_bytes())
         except (EOFError, OSError):
             self._reap()
         return None
@@ -316,7 +319,7 @@ class LoopProcess:
         """Whether a later step event is already here (reads what the pipe holds, in order)."""
         try:
             while self._events.poll(0):
-                self._received.append(self._events.recv())
+                self._received.append(decode(self._events.recv_bytes()))
         except (EOFError, OSError):
             pass  # the end: _next finds it
         return any(m[0] == "step" for m in self._received)

@@ -68,8 +68,37 @@ class VehicleSnapshot:
             if not np.isfinite(value).all():
                 raise NonFiniteState(f"{name} is {np.asarray(value).tolist()}")
 
+    def to_vector(self) -> np.ndarray:
+        """Every field, in declaration order, as one flat float64 vector (SNAPSHOT_SIZE long;
+        the gear as a float): what the physics process sends instead of a pickled object."""
+        return np.hstack([getattr(self, name) for name in _SNAPSHOT_FIELDS], dtype=np.float64)
+
+    @classmethod
+    def from_vector(cls, v: np.ndarray) -> VehicleSnapshot:
+        """Inverse of ``to_vector`` (arrays copied out of ``v``)."""
+        out = {}
+        for name, (start, size) in _SNAPSHOT_SLICES.items():
+            out[name] = float(v[start]) if size == 0 else v[start:start + size].copy()
+        out["gear"] = int(out["gear"])
+        return cls(**out)
+
 
 _SNAPSHOT_FIELDS = tuple(f.name for f in fields(VehicleSnapshot))
+
+
+def _vector_slices() -> dict[str, tuple[int, int]]:
+    """Field -> (first index in to_vector's vector, length; 0 = a scalar)."""
+    out, start = {}, 0
+    for name in _SNAPSHOT_FIELDS:
+        value = getattr(VehicleSnapshot(), name)
+        size = value.size if isinstance(value, np.ndarray) else 0
+        out[name] = (start, size)
+        start += max(1, size)
+    return out
+
+
+_SNAPSHOT_SLICES = _vector_slices()
+SNAPSHOT_SIZE = sum(max(1, size) for _, size in _SNAPSHOT_SLICES.values())  # 34 float64
 
 
 class VehicleModel(Protocol):
