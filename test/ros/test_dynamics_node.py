@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import math
+import os
 import re
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -374,3 +378,54 @@ def test_a_vehicle_the_physics_process_cannot_model_refuses_to_start(assert_refu
     path.write_text(yaml.safe_dump(car))
     assert_refuses("dynamics_node", {"model": "full14", "vehicle_file": str(path),
                                      "mode": "realtime"}, "has no full-model groups")
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if entry.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def test_a_frozen_physics_process_ends_the_node_with_exit_1(ros_node, probe, start_node):
+    """Commands reach the physics process through shared memory: one it leaves untaken (here
+    it is stopped) ends the node (exit 1, for a respawn) instead of a node alive with a frozen
+    /clock."""
+    dynamics = start_node("dynamics_node", params={"command_timeout_s": 5.0})
+    ros_node.spin_until(lambda: probe.cmd.get_subscription_count() > 0 and len(probe.states) > 3,
+                        what="states")
+    (physics,) = _children(dynamics.proc.pid)
+    os.kill(physics, signal.SIGSTOP)
+    end = time.monotonic() + 30.0
+    while dynamics.proc.poll() is None and time.monotonic() < end:
+        probe.send(throttle=0.2)
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    output = dynamics.stop()
+    assert dynamics.proc.returncode == 1, output
+    assert "physics process stopped taking commands" in output, output
+
+
+def _fifo_permitted() -> bool:
+    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _fifo_permitted(), reason="SCHED_FIFO not permitted here")
+def test_the_nodes_dds_threads_run_one_fifo_level_below_the_physics(ros_node, probe, start_node):
+    dynamics = start_node("dynamics_node", params={"realtime_priority": 20})
+    ros_node.spin_until(lambda: len(probe.states) > 3, what="states")
+    pid = dynamics.proc.pid
+    fifo = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            name = f.read().strip()
+        if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
+            fifo[name] = fifo.get(name, set()) | {os.sched_getparam(int(tid)).sched_priority}
+    dds = {n: p for n, p in fifo.items() if n.startswith("dds.")}
+    assert any(n.startswith("dds.shm.") for n in dds) and set().union(*dds.values()) == {19}, fifo
+    assert fifo.get("dynamics_node") == {19}, fifo  # the executor and the publishing thread

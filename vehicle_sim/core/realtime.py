@@ -49,6 +49,30 @@ def set_realtime_priority(priority: int) -> str:
     return ""
 
 
+DDS_THREADS = "dds."  # the name prefix of Fast DDS's threads (receive, events, async writers)
+
+
+def set_threads_priority(priority: int, name_prefix: str) -> tuple[int, str]:
+    """SCHED_FIFO ``priority`` for every thread of this process whose name (Linux: its comm)
+    starts with ``name_prefix``; returns (how many were set, "" or why one was refused)."""
+    if priority <= 0 or not sys.platform.startswith("linux"):
+        return 0, ""
+    done = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+            if name.startswith(name_prefix):
+                os.sched_setscheduler(int(tid), os.SCHED_FIFO, os.sched_param(priority))
+                done += 1
+        except ProcessLookupError:
+            continue  # the thread ended meanwhile
+        except OSError as exc:
+            return done, (f"SCHED_FIFO priority {priority} refused ({exc}); running with normal "
+                          f"scheduling")
+    return done, ""
+
+
 # GIL hand-over bound of a process with a real-time loop [s]. CPython's default (5 ms) is five
 # 1 kHz periods: a loop thread that wakes while another thread of its process runs Python code
 # waits up to that long before the interpreter asks the other thread to drop the lock. 0.2 ms

@@ -20,7 +20,12 @@ from vehicle_sim.core.controls import ControlLimits, Validated, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.frames import cg_pose_in_odom, vehicle_reference_m
 from vehicle_sim.core.loop_process import LoopProcess, LoopSetup
-from vehicle_sim.core.realtime import set_realtime_priority, shorten_switch_interval
+from vehicle_sim.core.realtime import (
+    DDS_THREADS,
+    set_realtime_priority,
+    set_threads_priority,
+    shorten_switch_interval,
+)
 from vehicle_sim.core.sim_loop import Hooks, LoopStatus, SimLoop, step_outputs
 from vehicle_sim.core.vehicle.factory import build_model
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
@@ -145,16 +150,18 @@ class DynamicsNode(Node):
 
     def _start_loop(self) -> None:
         self.get_logger().info("physics loop started")
-        if self.model is not None and self.p.mode == "realtime" and \
-                self.p.realtime_priority > 1:
+        if self.p.mode == "realtime" and self.p.realtime_priority > 1:
             # this executor thread one FIFO level below the physics: when it holds the GIL
             # the physics waits for, it gets a core at once instead of queueing behind the
             # machine's other work (priority inversion); it sleeps in rcl_wait otherwise. With
-            # the loop in its own process no thread here is FIFO: measured, that gained no
-            # command latency (README, Performance) and would only compete with the machine
+            # the loop in its own process, the DDS threads (a command's arrival) and the loop's
+            # thread here (the publishing, _run_loop) too: a command's way in and its state's
+            # way out never queue behind the machine's other work (bench/bench_latency.py)
             refused = set_realtime_priority(self.p.realtime_priority - 1)
+            if not refused and isinstance(self.loop, LoopProcess):
+                refused = set_threads_priority(self.p.realtime_priority - 1, DDS_THREADS)[1]
             if refused:
-                self.get_logger().info(f"executor thread: {refused}")
+                self.get_logger().info(f"executor and DDS threads: {refused}")
         self._thread.start()
 
     def stop(self) -> None:
@@ -225,6 +232,8 @@ class DynamicsNode(Node):
         for CPython's default 5 ms."""
         if self.p.mode == "realtime":
             shorten_switch_interval()
+            if isinstance(self.loop, LoopProcess) and self.p.realtime_priority > 1:
+                set_realtime_priority(self.p.realtime_priority - 1)  # refused: _start_loop says
         try:
             self.loop.run(self._stop, hooks)
         except Exception as exc:
