@@ -21,8 +21,8 @@ from multiprocessing.connection import Connection
 
 from vehicle_sim.core.accident.ego_crash import EgoCrash
 from vehicle_sim.core.command_slot import CommandSlot
-from vehicle_sim.core.loop_events import event, step_event
 from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.loop_events import event, step_event
 from vehicle_sim.core.loop_process import LoopSetup
 from vehicle_sim.core.realtime import (
     freeze_start_heap,
@@ -76,6 +76,7 @@ def _serve(setup: LoopSetup, requests: Connection, events: Connection,
         events.send_bytes(event(("refused", f"{type(exc).__name__}: {exc}")))
         return 2
     loop = SimLoop(model, p, commands=commands.take)
+
     def send(msg: tuple) -> None:  # the loop thread is the only sender
         events.send_bytes(event(msg))
 
