@@ -38,3 +38,11 @@ def test_a_step_without_a_state_and_other_events():
     assert decode(event(("diverged", 7, "x is [nan]"))) == ("diverged", 7, "x is [nan]")
     with pytest.raises(ValueError, match="unknown physics process event"):
         decode(b"Qgarbage")
+
+
+def test_a_cut_step_event_is_one_clear_error():
+    whole = step_event(5, 5_000_000, _distinct_snapshot())
+    with pytest.raises(ValueError, match="under a header"):
+        decode(whole[:10])
+    with pytest.raises(ValueError, match=f"snapshot is {SNAPSHOT_SIZE} float64, got 3"):
+        decode(whole[:24 + 3 * 8])

@@ -262,7 +262,7 @@ def test_a_frozen_child_that_takes_no_command_is_a_failure(paused):
 
 
 def test_a_paused_child_takes_its_commands_and_is_not_taken_for_frozen():
-    loop = LoopProcess(_setup(), take_timeout_s=0.3)
+    loop = LoopProcess(_setup(), take_timeout_s=0.5)
     rec = Recorder(loop)
     try:
         rec.wait(lambda: rec.steps, "steps")
@@ -276,6 +276,25 @@ def test_a_paused_child_takes_its_commands_and_is_not_taken_for_frozen():
         loop.pause(False)
         rec.wait(lambda: rec.states and rec.states[-1].velocity_mps[0] > 1.0,
                  "speed from the command sent while paused")
+    finally:
+        rec.end()
+    assert rec.error is None and loop._proc.returncode == 0
+
+
+def test_a_node_that_stalls_does_not_take_its_healthy_child_for_frozen():
+    """The node busy for longer than the take timeout: its event pipe fills, the child blocks
+    sending and takes no command meanwhile. It is not frozen: it runs on once the node reads."""
+    # an event with a state every 1 ms step: the pipe fills within a second
+    loop = LoopProcess(_setup(physics_rate_hz=1000.0, clock_decimation=1,
+                              raw_state_decimation=1), take_timeout_s=0.5)
+    rec = Recorder(loop)
+    try:
+        rec.wait(lambda: rec.steps, "steps")
+        rec.holds.put(4.0)  # the next step's hook holds the node for 4 s
+        time.sleep(2.0)  # the pipe (~850 step events at 1 kHz) is full: the child waits
+        loop.set_command(Controls(throttle=1.0, gear=1))  # untaken until the node reads
+        rec.wait(lambda: len(rec.steps) > 3000, "steps well after the stall", timeout_s=60.0)
+        assert rec.error is None
     finally:
         rec.end()
     assert rec.error is None and loop._proc.returncode == 0

@@ -91,6 +91,6 @@ class CommandSlot:
 def _shared_file() -> int:
     """A file in memory only, no name: memfd on Linux, an unlinked temporary file elsewhere."""
     if hasattr(os, "memfd_create"):
-        return os.memfd_create("vehicle_sim_command", 0)  # inheritable only via pass_fds
+        return os.memfd_create("vehicle_sim_command")  # close-on-exec; the child: pass_fds
     with tempfile.TemporaryFile() as f:
         return os.dup(f.fileno())

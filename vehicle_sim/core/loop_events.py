@@ -34,6 +34,8 @@ def event(msg: tuple) -> bytes:
 
 def decode(buf: bytes) -> tuple:
     if buf[:1] == _STEP_TAG:
+        if len(buf) < _STEP.size:
+            raise ValueError(f"physics process step event of {len(buf)} bytes, under a header")
         _, k, t_ns = _STEP.unpack_from(buf)
         snapshot = None
         if len(buf) > _STEP.size:

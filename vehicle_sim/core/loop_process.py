@@ -18,11 +18,12 @@ everything else over two one-way pipes of pickled tuples:
 
 No call of the node blocks on the child: requests are written without blocking (a full pipe means
 the child stopped reading: run() kills it and reports a failure), and close() never waits on the
-pipe. A command the loop has not taken within COMMAND_TAKE_TIMEOUT_S (plus two periods of wall time)
-means the same: the child is frozen, run() kills it and reports a failure. A node that falls behind
-(a burst of callbacks) does not publish stale samples: a step event with a newer step already
-waiting reaches ``after_step`` marked stale, and the node skips its high-rate raw state (counted);
-/clock and the lower-rate state still go out, in order.
+pipe. A command the loop has not taken within COMMAND_TAKE_TIMEOUT_S (plus two wall periods of a
+step), with no event from it meanwhile and the event pipe drained, means the same: the child is
+frozen, run() kills it and reports a failure. A node that falls behind (a burst of callbacks) does
+not publish stale samples: a step event with a newer step already waiting reaches ``after_step``
+marked stale, and the node skips its high-rate raw state (counted); /clock and the lower-rate state
+still go out, in order.
 
 The child runs in a session of its own and ignores SIGINT and SIGTERM, so a terminal's Ctrl-C or
 a service manager's SIGTERM to the group reaches the node only, which stops the loop in order
@@ -132,8 +133,12 @@ class LoopProcess:
         self._untaken: tuple[int, float] | None = None
         self._take_timeout_s = take_timeout_s
         self._rtf = setup.params.real_time_factor
+        self._last_event_s = 0.0  # time.monotonic() of the last event read [s]
         self._started_s = float("inf")  # time.monotonic() of run()'s start
         self.dt_ns = setup.params.dt_ns
+        # the longest wall period of a step since a command was last taken [s]: a child may
+        # still sleep out a slower period after the factor went up
+        self._slowest_period_s = self.dt_ns * 1e-9 / self._rtf
         self.k = 0
         self.priority_problem = ""
         self._paused = False
@@ -191,6 +196,7 @@ class LoopProcess:
 
     def set_real_time_factor(self, rtf: float) -> None:
         self._rtf = rtf
+        self._slowest_period_s = max(self._slowest_period_s, self.dt_ns * 1e-9 / rtf)
         self._send(("rtf", rtf))
 
     def set_agents(self, agents: tuple) -> None:
@@ -224,13 +230,15 @@ class LoopProcess:
                 raise LoopProcessFailed(
                     f"physics process stopped reading its requests at t={self.t_ns * 1e-9:.3f} "
                     f"s (its request pipe is full): killed")
-            if self._untaken is not None and not self._stopping and self._command_stuck():
-                self._proc.kill()
-                raise LoopProcessFailed(
-                    f"physics process stopped taking commands at t={self.t_ns * 1e-9:.3f} s "
-                    f"(none taken for {self._take_bound_s():.1f} s): killed")
             msg = self._next(0.05)
             if msg is None:
+                # judged only with the event pipe drained: a node that stalled (its pipe full,
+                # the child blocked sending) is not a frozen child
+                if self._untaken is not None and not self._stopping and self._command_stuck():
+                    self._proc.kill()
+                    raise LoopProcessFailed(
+                        f"physics process stopped taking commands at t={self.t_ns * 1e-9:.3f} s "
+                        f"(none taken and no event for {self._take_bound_s():.1f} s): killed")
                 if self._proc.poll() is None and time.monotonic() < stop_by:
                     continue
                 if self._stopping:  # closed by stop() meanwhile, or deaf to the stop
@@ -296,19 +304,20 @@ class LoopProcess:
                 pass
 
     def _take_bound_s(self) -> float:
-        return self._take_timeout_s + 2.0 * self.dt_ns * 1e-9 / self._rtf
+        return self._take_timeout_s + 2.0 * self._slowest_period_s
 
     def _command_stuck(self) -> bool:
-        """Whether the oldest untaken command has waited longer than the bound (clears it once
-        the child took it or a newer one)."""
+        """Whether the oldest untaken command, and the last event, are older than the bound
+        (clears it once the child took it or a newer one)."""
         with self._send_lock:
-            if self._untaken is None:
+            if self._untaken is None or self._closed:
                 return False
             seq, written_s = self._untaken
             if self._slot.taken() >= seq:
                 self._untaken = None
+                self._slowest_period_s = self.dt_ns * 1e-9 / self._rtf
                 return False
-        since_s = max(written_s, self._started_s)
+        since_s = max(written_s, self._started_s, self._last_event_s)
         return time.monotonic() - since_s > self._take_bound_s()
 
     def _next(self, timeout_s: float) -> tuple | None:
@@ -316,6 +325,7 @@ class LoopProcess:
             return self._received.popleft()
         try:
             if self._event_poll.poll(math.ceil(timeout_s * 1e3)):  # [ms]
+                self._last_event_s = time.monotonic()
                 return decode(self._events.recv_bytes())
         except (EOFError, OSError):
             self._reap()
@@ -325,6 +335,7 @@ class LoopProcess:
         """Whether a later step event is already here (reads what the pipe holds, in order)."""
         try:
             while self._event_poll.poll(0):
+                self._last_event_s = time.monotonic()
                 self._received.append(decode(self._events.recv_bytes()))
         except (EOFError, OSError):
             pass  # the end: _next finds it

@@ -45,6 +45,7 @@ from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.realtime import freeze_start_heap
 
 CLEANUP_TIMEOUT_S = 5.0  # below the runner's STOP_GRACE_S (10 s), so it never needs SIGTERM
+BACKSTOP_S = 2.0  # after the clean-up's bound, faulthandler ends a process the watchdog could not
 # ROS arguments rcl cannot parse, or does not know
 ROSArgsError = (RCLError, UnknownROSArgsError)
 # a parameter override of the wrong type or value for a parameter rclpy itself declares
@@ -173,23 +174,29 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
         watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(label, code, error))
         watchdog.daemon = True
         watchdog.start()
+        # the backstop of a clean-up that blocks holding the interpreter lock (rclpy's C++
+        # teardown), where the watchdog thread cannot run: stacks, then exit 1
+        faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S + BACKSTOP_S, exit=True)
         try:
             for _, node in nodes:
                 if executor is not None:
                     executor.remove_node(node)
                 node.destroy_node()
-            if executor is not None:
-                executor.shutdown()
+            _shut_down(executor, label)
             # the last references go here, so the destructors of the executor and of the
             # nodes' entities run inside the watchdog's bound and not after this returns (a
-            # gps node hung there once, in an EventHandler's __exit__, until the runner killed it)
+            # gps node hung there once, in an EventHandler's __exit__, until the runner killed
+            # it); the nodes were created before the heap was frozen: unfrozen, so a node held
+            # in a reference cycle is collected too
             executor = node = None
             nodes.clear()
             started.clear()
+            gc.unfreeze()
             gc.collect()
             rclpy.try_shutdown()
         finally:
             watchdog.cancel()
+            faulthandler.cancel_dump_traceback_later()
     return code
 
 
@@ -216,6 +223,17 @@ def _create(members: list[tuple[NodeEntry, list[str]]],
             rclpy.logging.get_logger(entry.name).fatal(f"failed to start: {exc}")
             return nodes, 1
     return nodes, 0 if stop.is_set() else None
+
+
+def _shut_down(executor: Executor | None, label: str) -> None:
+    """The executor's own shutdown; an error there is one line, the clean-up goes on."""
+    if executor is None:
+        return
+    try:
+        executor.shutdown()
+    except Exception as exc:  # e.g. the EventsExecutor failing to clear a callback
+        print(f"[WARN] [{label}]: executor shutdown failed ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
 
 
 def _first_line(exc: BaseException) -> str:

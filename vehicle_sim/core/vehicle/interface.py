@@ -75,7 +75,10 @@ class VehicleSnapshot:
 
     @classmethod
     def from_vector(cls, v: np.ndarray) -> VehicleSnapshot:
-        """Inverse of ``to_vector`` (arrays copied out of ``v``)."""
+        """Inverse of ``to_vector`` (arrays copied out of ``v``); ValueError for a vector of
+        another length."""
+        if len(v) != SNAPSHOT_SIZE:
+            raise ValueError(f"a vehicle snapshot is {SNAPSHOT_SIZE} float64, got {len(v)}")
         out = {}
         for name, (start, size) in _SNAPSHOT_SLICES.items():
             out[name] = float(v[start]) if size == 0 else v[start:start + size].copy()
