@@ -60,8 +60,8 @@ def fill_xyz(msg, v: np.ndarray):
 
 def pose(position: np.ndarray, rpy: np.ndarray) -> Pose:
     out = Pose()
-    out.position.x, out.position.y, out.position.z = (float(c) for c in position)
-    out.orientation = quaternion_from_rpy(*(float(a) for a in rpy))
+    fill_xyz(out.position, position)
+    fill_quaternion(out.orientation, *(float(a) for a in rpy))
     return out
 
 
