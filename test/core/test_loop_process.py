@@ -261,6 +261,20 @@ def test_a_frozen_child_that_takes_no_command_is_a_failure(paused):
     assert loop._proc.returncode == -signal.SIGKILL
 
 
+def test_a_frozen_child_is_found_without_commands():
+    """No command comes (a rig that sends none yet): a running child that sends no step for
+    the bound is frozen all the same, not a /clock that silently stops."""
+    loop = LoopProcess(_setup(), take_timeout_s=0.5)
+    rec = Recorder(loop)
+    rec.wait(lambda: rec.steps, "steps")
+    os.kill(loop.pid, signal.SIGSTOP)
+    rec.thread.join(30.0)
+    assert isinstance(rec.error, LoopProcessFailed), rec.error
+    assert "sent no step" in str(rec.error)
+    loop.close(timeout_s=30.0)
+    assert loop._proc.returncode == -signal.SIGKILL
+
+
 def test_a_paused_child_takes_its_commands_and_is_not_taken_for_frozen():
     loop = LoopProcess(_setup(), take_timeout_s=0.5)
     rec = Recorder(loop)

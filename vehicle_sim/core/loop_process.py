@@ -19,7 +19,8 @@ everything else over two one-way pipes of pickled tuples:
 No call of the node blocks on the child: requests are written without blocking (a full pipe means
 the child stopped reading: run() kills it and reports a failure), and close() never waits on the
 pipe. A command the loop has not taken within COMMAND_TAKE_TIMEOUT_S (plus two wall periods of a
-step), with no event from it meanwhile and the event pipe drained, means the same: the child is
+step), with no event from it meanwhile and the event pipe drained, means the same, and so does a
+running (not paused) child that sends no step for as long (plus two event periods): the child is
 frozen, run() kills it and reports a failure. A node that falls behind (a burst of callbacks) does
 not publish stale samples: a step event with a newer step already waiting reaches ``after_step``
 marked stale, and the node skips its high-rate raw state (counted); /clock and the lower-rate state
@@ -139,6 +140,13 @@ class LoopProcess:
         # the longest wall period of a step since a command was last taken [s]: a child may
         # still sleep out a slower period after the factor went up
         self._slowest_period_s = self.dt_ns * 1e-9 / self._rtf
+        p = setup.params
+        # at most this many steps between two events of a running child (core.sim_loop's
+        # step_outputs: /clock, the raw state, the state)
+        self._event_every_steps = min(p.clock_decimation, p.every(p.state_rate_hz),
+                                      p.raw_state_decimation or p.clock_decimation)
+        self._resumed_s = 0.0  # time.monotonic() of the last pause or resume [s]
+        self._diverged = False  # the child's loop stopped stepping for good (no more events)
         self.k = 0
         self.priority_problem = ""
         self._paused = False
@@ -183,6 +191,7 @@ class LoopProcess:
 
     def pause(self, paused: bool) -> None:
         self._paused = paused
+        self._resumed_s = time.monotonic()
         self._send(("pause", paused))
 
     def request_steps(self, n: int) -> None:
@@ -239,6 +248,11 @@ class LoopProcess:
                     raise LoopProcessFailed(
                         f"physics process stopped taking commands at t={self.t_ns * 1e-9:.3f} s "
                         f"(none taken and no event for {self._take_bound_s():.1f} s): killed")
+                if self._silent():
+                    self._proc.kill()
+                    raise LoopProcessFailed(
+                        f"physics process sent no step after t={self.t_ns * 1e-9:.3f} s for "
+                        f"{self._silence_bound_s():.1f} s while running: killed")
                 if self._proc.poll() is None and time.monotonic() < stop_by:
                     continue
                 if self._stopping:  # closed by stop() meanwhile, or deaf to the stop
@@ -265,6 +279,7 @@ class LoopProcess:
             _, t_ns, changes, self._active_faults = msg
             hooks.faults_changed(t_ns, changes)
         elif kind == "diverged":
+            self._diverged = True
             hooks.diverged(msg[1], msg[2])
         elif kind == "damage":
             self.on_damage(*msg[1:])
@@ -302,6 +317,17 @@ class LoopProcess:
                 self._unsent += 1
             except OSError:  # the child has gone: run() reports it
                 pass
+
+    def _silence_bound_s(self) -> float:
+        return self._take_timeout_s + 2.0 * self._event_every_steps * self._slowest_period_s
+
+    def _silent(self) -> bool:
+        """Running (not paused, stopping or diverged) and no event for the bound, the event
+        pipe drained: a frozen child, even when no command comes to find it."""
+        if self._paused or self._stopping or self._diverged:
+            return False
+        since_s = max(self._last_event_s, self._started_s, self._resumed_s)
+        return time.monotonic() - since_s > self._silence_bound_s()
 
     def _take_bound_s(self) -> float:
         return self._take_timeout_s + 2.0 * self._slowest_period_s
