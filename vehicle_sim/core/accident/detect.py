@@ -194,6 +194,8 @@ class AccidentDetector:
         self.part_margin_m = part_margin_m
         self._last_seen: dict[tuple[str, str], int] = {}  # pair -> last t_ns in contact
         self._before: dict[str, Body] = {}  # each body at the previous update
+        self._statics_key: tuple[Body, ...] = ()  # the statics of _statics_box
+        self._statics_box = np.zeros((0, 4))
 
     @staticmethod
     def warm_up() -> None:
@@ -219,14 +221,16 @@ class AccidentDetector:
 
         only_with: if given, only pairs that include the body of that name are checked.
         """
-        for b in bodies:
-            vals = (b.x_m, b.y_m, b.yaw_rad, b.length_m, b.width_m, b.vx_mps, b.vy_mps,
-                    b.yaw_rate_radps)
-            if not all(math.isfinite(v) for v in vals) or b.length_m <= 0 or b.width_m <= 0:
-                raise ValueError(f"body {b.name!r}: non-finite value or empty box: {b}")
+        # x, y, yaw, length, width, vx, vy, yaw rate of every body: checked and searched at once
+        arr = np.array([(b.x_m, b.y_m, b.yaw_rad, b.length_m, b.width_m, b.vx_mps, b.vy_mps,
+                         b.yaw_rate_radps) for b in bodies], dtype=float).reshape(-1, 8)
+        bad = ~np.isfinite(arr).all(axis=1) | (arr[:, 3] <= 0) | (arr[:, 4] <= 0)
+        if bad.any():
+            b = bodies[int(np.flatnonzero(bad)[0])]
+            raise ValueError(f"body {b.name!r}: non-finite value or empty box: {b}")
         new: list[Contact] = []
-        pairs = [(bodies[i], bodies[j]) for i, j in self._candidates(bodies)]
-        pairs += self._static_candidates(bodies, statics)
+        pairs = [(bodies[i], bodies[j]) for i, j in self._candidates(arr)]
+        pairs += self._static_candidates(bodies, arr, statics)
         for a, b in pairs:
             if only_with is not None and only_with not in (a.name, b.name):
                 continue
@@ -244,26 +248,36 @@ class AccidentDetector:
         self._before = {b.name: b for b in bodies}
         return new
 
-    @staticmethod
-    def _static_candidates(bodies: list[Body], statics: list[Body]) -> list[tuple[Body, Body]]:
+    def _static_candidates(self, bodies: list[Body], arr: np.ndarray,
+                           statics: list[Body]) -> list[tuple[Body, Body]]:
         """(body, static) pairs whose bounding circle and axis-aligned box overlap."""
         if not bodies or not statics:
             return []
-        v = np.array([(b.x_m, b.y_m, 0.5 * math.hypot(b.length_m, b.width_m)) for b in bodies])
-        st = np.array([(o.x_m, o.y_m, 0.5 * (o.length_m * abs(math.cos(o.yaw_rad))
-                                             + o.width_m * abs(math.sin(o.yaw_rad))),
-                        0.5 * (o.length_m * abs(math.sin(o.yaw_rad))
-                               + o.width_m * abs(math.cos(o.yaw_rad)))) for o in statics])
+        v = np.column_stack([arr[:, 0], arr[:, 1], 0.5 * np.hypot(arr[:, 3], arr[:, 4])])
+        st = self._static_boxes(statics)
         near = (np.abs(v[:, None, 0] - st[None, :, 0]) <= v[:, None, 2] + st[None, :, 2]) & \
             (np.abs(v[:, None, 1] - st[None, :, 1]) <= v[:, None, 2] + st[None, :, 3])
         return [(bodies[i], statics[j]) for i, j in zip(*np.nonzero(near), strict=True)]
 
+    def _static_boxes(self, statics: list[Body]) -> np.ndarray:
+        """x, y and half extents of each static's axis-aligned box, kept while the same
+        statics come (the map's: every update of a run)."""
+        key = tuple(statics)
+        if self._statics_key != key:
+            self._statics_key = key
+            self._statics_box = np.array([
+                (o.x_m, o.y_m, 0.5 * (o.length_m * abs(math.cos(o.yaw_rad))
+                                      + o.width_m * abs(math.sin(o.yaw_rad))),
+                 0.5 * (o.length_m * abs(math.sin(o.yaw_rad))
+                        + o.width_m * abs(math.cos(o.yaw_rad)))) for o in statics])
+        return self._statics_box
+
     @staticmethod
-    def _candidates(bodies: list[Body]) -> np.ndarray:
-        """Index pairs whose spheres and oriented boxes overlap (004 broad + narrow phase)."""
-        if len(bodies) < 2:
+    def _candidates(arr: np.ndarray) -> np.ndarray:
+        """Index pairs whose spheres and oriented boxes overlap (004 broad + narrow phase);
+        ``arr``: a row per body, x, y, yaw, length, width first."""
+        if len(arr) < 2:
             return np.zeros((0, 2), dtype=np.int64)
-        arr = np.array([(b.x_m, b.y_m, b.yaw_rad, b.length_m, b.width_m) for b in bodies])
         cell = max(1.0, float(np.hypot(arr[:, 3], arr[:, 4]).max()))  # >= any sum of radii
         return overlapping_pairs(arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy(),
                                  arr[:, 3].copy(), arr[:, 4].copy(), cell)
