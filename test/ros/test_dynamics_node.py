@@ -416,7 +416,9 @@ def _fifo_permitted() -> bool:
 
 
 @pytest.mark.skipif(not _fifo_permitted(), reason="SCHED_FIFO not permitted here")
-def test_the_nodes_dds_threads_run_one_fifo_level_below_the_physics(ros_node, probe, start_node):
+def test_the_nodes_threads_run_two_fifo_levels_below_the_physics(ros_node, probe, start_node):
+    """Physics in its own process at 20: the node's executor, publishing and DDS threads at 18,
+    under the bridge's platform loop (19)."""
     dynamics = start_node("dynamics_node", params={"realtime_priority": 20})
     ros_node.spin_until(lambda: len(probe.states) > 3, what="states")
     pid = dynamics.proc.pid
@@ -427,5 +429,5 @@ def test_the_nodes_dds_threads_run_one_fifo_level_below_the_physics(ros_node, pr
         if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
             fifo[name] = fifo.get(name, set()) | {os.sched_getparam(int(tid)).sched_priority}
     dds = {n: p for n, p in fifo.items() if n.startswith("dds.")}
-    assert any(n.startswith("dds.shm.") for n in dds) and set().union(*dds.values()) == {19}, fifo
-    assert fifo.get("dynamics_node") == {19}, fifo  # the executor and the publishing thread
+    assert any(n.startswith("dds.shm.") for n in dds) and set().union(*dds.values()) == {18}, fifo
+    assert fifo.get("dynamics_node") == {18}, fifo  # the executor and the publishing thread

@@ -157,12 +157,21 @@ class DynamicsNode(Node):
             # the loop in its own process, the DDS threads (a command's arrival) and the loop's
             # thread here (the publishing, _run_loop) too: a command's way in and its state's
             # way out never queue behind the machine's other work (bench/bench_latency.py)
-            refused = set_realtime_priority(self.p.realtime_priority - 1)
+            refused = set_realtime_priority(self._threads_priority())
             if not refused and isinstance(self.loop, LoopProcess):
-                refused = set_threads_priority(self.p.realtime_priority - 1, DDS_THREADS)[1]
+                refused = set_threads_priority(self._threads_priority(), DDS_THREADS)[1]
             if refused:
                 self.get_logger().info(f"executor and DDS threads: {refused}")
         self._thread.start()
+
+    def _threads_priority(self) -> int:
+        """SCHED_FIFO level of this process's threads in real time: one below the physics when
+        it runs in a thread here (a GIL they hold is handed back at once); with the physics in
+        its own process two below, under the bridge's platform loop (bridge_node.LOOP_PRIORITY,
+        one below the physics) and level with its executor: FIFO threads of one level run to
+        completion, and a burst of DDS work here held that loop's deadlines up."""
+        below = 2 if isinstance(self.loop, LoopProcess) else 1
+        return max(1, self.p.realtime_priority - below)
 
     def stop(self) -> None:
         self._stop.set()
@@ -233,7 +242,7 @@ class DynamicsNode(Node):
         if self.p.mode == "realtime":
             shorten_switch_interval()
             if isinstance(self.loop, LoopProcess) and self.p.realtime_priority > 1:
-                set_realtime_priority(self.p.realtime_priority - 1)  # refused: _start_loop says
+                set_realtime_priority(self._threads_priority())  # refused: _start_loop says
         try:
             self.loop.run(self._stop, hooks)
         except Exception as exc:
