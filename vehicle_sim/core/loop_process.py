@@ -137,9 +137,10 @@ class LoopProcess:
         self._last_event_s = 0.0  # time.monotonic() of the last event read [s]
         self._started_s = float("inf")  # time.monotonic() of run()'s start
         self.dt_ns = setup.params.dt_ns
-        # the longest wall period of a step since a command was last taken [s]: a child may
-        # still sleep out a slower period after the factor went up
+        # the longest wall period of a step the child may still sleep out [s] (_period_bound_s):
+        # after the factor went up, the slower one until it has passed
         self._slowest_period_s = self.dt_ns * 1e-9 / self._rtf
+        self._rtf_changed_s = 0.0  # time.monotonic() of the last factor change [s]
         p = setup.params
         # at most this many steps between two events of a running child (core.sim_loop's
         # step_outputs: /clock, the raw state, the state)
@@ -190,8 +191,9 @@ class LoopProcess:
                 self._untaken = (seq, time.monotonic())
 
     def pause(self, paused: bool) -> None:
+        if paused != self._paused:  # the mark first: _silent may run between these lines
+            self._resumed_s = time.monotonic()
         self._paused = paused
-        self._resumed_s = time.monotonic()
         self._send(("pause", paused))
 
     def request_steps(self, n: int) -> None:
@@ -204,8 +206,9 @@ class LoopProcess:
         self._send(("fault", req, at_ns))
 
     def set_real_time_factor(self, rtf: float) -> None:
-        self._rtf = rtf
         self._slowest_period_s = max(self._slowest_period_s, self.dt_ns * 1e-9 / rtf)
+        self._rtf_changed_s = time.monotonic()
+        self._rtf = rtf
         self._send(("rtf", rtf))
 
     def set_agents(self, agents: tuple) -> None:
@@ -243,12 +246,14 @@ class LoopProcess:
             if msg is None:
                 # judged only with the event pipe drained: a node that stalled (its pipe full,
                 # the child blocked sending) is not a frozen child
-                if self._untaken is not None and not self._stopping and self._command_stuck():
+                alive = self._proc.poll() is None  # an ended child: reported below, as it ended
+                if alive and self._untaken is not None and not self._stopping \
+                        and self._command_stuck():
                     self._proc.kill()
                     raise LoopProcessFailed(
                         f"physics process stopped taking commands at t={self.t_ns * 1e-9:.3f} s "
                         f"(none taken and no event for {self._take_bound_s():.1f} s): killed")
-                if self._silent():
+                if alive and self._silent():
                     self._proc.kill()
                     raise LoopProcessFailed(
                         f"physics process sent no step after t={self.t_ns * 1e-9:.3f} s for "
@@ -318,8 +323,15 @@ class LoopProcess:
             except OSError:  # the child has gone: run() reports it
                 pass
 
+    def _period_bound_s(self) -> float:
+        """The longest wall period of a step the child may still be sleeping out [s]: after a
+        factor change, the old one until it has surely passed."""
+        if time.monotonic() - self._rtf_changed_s > self._slowest_period_s:
+            self._slowest_period_s = self.dt_ns * 1e-9 / self._rtf
+        return self._slowest_period_s
+
     def _silence_bound_s(self) -> float:
-        return self._take_timeout_s + 2.0 * self._event_every_steps * self._slowest_period_s
+        return self._take_timeout_s + 2.0 * self._event_every_steps * self._period_bound_s()
 
     def _silent(self) -> bool:
         """Running (not paused, stopping or diverged) and no event for the bound, the event
@@ -330,7 +342,7 @@ class LoopProcess:
         return time.monotonic() - since_s > self._silence_bound_s()
 
     def _take_bound_s(self) -> float:
-        return self._take_timeout_s + 2.0 * self._slowest_period_s
+        return self._take_timeout_s + 2.0 * self._period_bound_s()
 
     def _command_stuck(self) -> bool:
         """Whether the oldest untaken command, and the last event, are older than the bound
@@ -341,7 +353,6 @@ class LoopProcess:
             seq, written_s = self._untaken
             if self._slot.taken() >= seq:
                 self._untaken = None
-                self._slowest_period_s = self.dt_ns * 1e-9 / self._rtf
                 return False
         since_s = max(written_s, self._started_s, self._last_event_s)
         return time.monotonic() - since_s > self._take_bound_s()

@@ -50,6 +50,10 @@ def set_realtime_priority(priority: int) -> str:
 
 
 DDS_THREADS = "dds."  # the name prefix of Fast DDS's threads (receive, events, async writers)
+# SCHED_FIFO priority of the bridge's platform loop: a choice, one level below the physics loop
+# (config/dynamics.yaml realtime_priority 20) so the physics wins a core both need; the dynamics
+# node's own threads stay below it (DynamicsNode._threads_priority)
+PLATFORM_LOOP_PRIORITY = 19
 
 
 def set_threads_priority(priority: int, name_prefix: str) -> tuple[int, str]:

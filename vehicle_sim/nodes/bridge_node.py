@@ -31,6 +31,7 @@ from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode
 from vehicle_sim.core.motion.steering import SteeringBridge
 from vehicle_sim.core.realtime import (
+    PLATFORM_LOOP_PRIORITY,
     LatenessWindow,
     Pacer,
     set_realtime_priority,
@@ -50,12 +51,11 @@ from vehicle_sim.nodes.stack_inputs import StackInputs, StackTopic
 from vehicle_sim.nodes.vehicle_reports import VehicleReports
 from vehicle_sim.paths import config_path
 
-# SCHED_FIFO priority of the platform loop thread in realtime mode, where permitted: a choice,
-# one level below the physics loop (config/dynamics.yaml realtime_priority 20) so the physics
-# wins a core both need; the executor thread runs one level below the loop (as the dynamics
-# node's), so a GIL it holds is handed back without queueing behind the machine's other work.
-# Measured by bench/bench_deadlines.py (README, Performance).
-LOOP_PRIORITY = 19
+# SCHED_FIFO priority of the platform loop thread in realtime mode, where permitted
+# (core.realtime.PLATFORM_LOOP_PRIORITY); the executor thread runs one level below the loop, so a
+# GIL it holds is handed back without queueing behind the machine's other work. Measured by
+# bench/bench_deadlines.py (README, Performance).
+LOOP_PRIORITY = PLATFORM_LOOP_PRIORITY
 
 
 class BridgeNode(Node):

@@ -22,6 +22,7 @@ from vehicle_sim.core.frames import cg_pose_in_odom, vehicle_reference_m
 from vehicle_sim.core.loop_process import LoopProcess, LoopSetup
 from vehicle_sim.core.realtime import (
     DDS_THREADS,
+    PLATFORM_LOOP_PRIORITY,
     set_realtime_priority,
     set_threads_priority,
     shorten_switch_interval,
@@ -167,11 +168,12 @@ class DynamicsNode(Node):
     def _threads_priority(self) -> int:
         """SCHED_FIFO level of this process's threads in real time: one below the physics when
         it runs in a thread here (a GIL they hold is handed back at once); with the physics in
-        its own process two below, under the bridge's platform loop (bridge_node.LOOP_PRIORITY,
-        one below the physics) and level with its executor: FIFO threads of one level run to
-        completion, and a burst of DDS work here held that loop's deadlines up."""
-        below = 2 if isinstance(self.loop, LoopProcess) else 1
-        return max(1, self.p.realtime_priority - below)
+        its own process two below, and always under the bridge's platform loop
+        (PLATFORM_LOOP_PRIORITY, one below the default physics): FIFO threads of one level run
+        to completion, and a burst of DDS work here held that loop's deadlines up."""
+        if not isinstance(self.loop, LoopProcess):
+            return max(1, self.p.realtime_priority - 1)
+        return max(1, min(self.p.realtime_priority - 2, PLATFORM_LOOP_PRIORITY - 1))
 
     def stop(self) -> None:
         self._stop.set()
