@@ -1,8 +1,10 @@
-"""The whole urban graph in batch modes: how much faster than real time, lockstep vs fast.
+"""The whole urban graph in batch modes: how much faster than real time, lockstep vs fast, and
+the lockstep engine (one process, ROS at the edges: ``--engine true``) against both.
 
-Runs ``vehicle_sim_run --scenario <name> --mode lockstep`` and then ``--mode fast`` for the same
-simulated duration and seed (real processes, real DDS on loopback, every node of the scenario),
-and prints per mode: simulated seconds per wall second over the run (the monitor's figure, from
+Runs ``vehicle_sim_run --scenario <name> --mode lockstep``, then ``--mode fast``, then
+``--engine true --mode lockstep`` for the same simulated duration and seed (real processes, real
+DDS on loopback, every node of the scenario; the engine: its cores in one process), and prints
+per mode: simulated seconds per wall second over the run (the monitor's figure, from
 the dynamics node's first step to the end) and the wall time of the whole command (start-up and
 shutdown included); for lockstep also where the time goes: each node's CPU time per lockstep
 frame (sampled from /proc, start-up included) against the wall time per frame. Lockstep waits
@@ -77,8 +79,11 @@ def run(mode: str, seconds: float, scenario: str, folder: Path) -> dict:
     runner = str(Path(sys.executable).parent / "vehicle_sim_run")
     domain_id = 180 + os.getpid() % 40
     start = time.monotonic()
+    engine = ["--engine", "true"] if mode == "engine" else []
+    mode = "lockstep" if mode == "engine" else mode
     proc = subprocess.Popen(
-        [runner, "--scenario", scenario, "--mode", mode, "--duration", f"{seconds:g}", "--seed",
+        [runner, *engine, "--scenario", scenario, "--mode", mode, "--duration", f"{seconds:g}",
+         "--seed",
          "3", "--record_dir", str(folder), "--domain_id", str(domain_id),
          "--timeout", str(20 * seconds + 120)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
@@ -120,7 +125,7 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in ("lockstep", "fast"):
+        for mode in ("lockstep", "fast", "engine"):
             folder = Path(tmp) / mode
             result = run(mode, seconds, scenario, folder)
             summary, wall = result["summary"], result["wall_s"]
@@ -129,10 +134,12 @@ def main() -> None:
                   f"command wall time {wall:.1f} s; ego {summary['distance_m']:.0f} m, "
                   f"{summary['traffic_agents_max']} agents max, "
                   f"{summary['accidents']} accidents")
-            if mode == "lockstep":
+            if mode in ("lockstep", "engine"):
                 print_frame_costs(result)
     if rows["fast"] > 0:
         print(f"  lockstep / fast: {rows['lockstep'] / rows['fast']:.2f}")
+    if rows["lockstep"] > 0:
+        print(f"  engine / lockstep graph: {rows['engine'] / rows['lockstep']:.2f}")
 
 
 if __name__ == "__main__":

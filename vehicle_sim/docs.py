@@ -9,6 +9,7 @@ from vehicle_sim.core.config import describe
 from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.params import EgoDriverParams
+from vehicle_sim.core.engine.params import EngineNodeParams
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.run_summary import MonitorParams
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
@@ -21,7 +22,8 @@ NODE_PARAMS = {"dynamics": DynamicsParams, "traffic": TrafficNodeParams,
                "imu": ImuNodeParams, "gps": GpsNodeParams,
                "bridge": BridgeNodeParams, "ego_driver": EgoDriverParams,
                "accident": AccidentParams, "ground_truth": GroundTruthNodeParams,
-               "sim_monitor": MonitorParams, "recorder": RecorderParams}
+               "sim_monitor": MonitorParams, "recorder": RecorderParams,
+               "engine": EngineNodeParams}
 BEGIN, END = "<!-- params:begin -->", "<!-- params:end -->"
 ARGS_BEGIN, ARGS_END = "<!-- args:begin -->", "<!-- args:end -->"
 

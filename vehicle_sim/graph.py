@@ -49,6 +49,10 @@ LAUNCH_ARGS = (
               "sensors and the bridge's velocity report: the CG, or the rear-axle centre on the "
               "ground (Autoware's)",
               REFERENCE_POINTS),
+    LaunchArg("engine", "false", "true runs the scenario's cores in one process, stepped in a "
+              "fixed order with ROS only at the edges (nodes.engine_node): a batch run (mode "
+              "lockstep or fast) far faster than the node graph, repeatable with its seed",
+              ("true", "false")),
     LaunchArg("discovery_range", "LOCALHOST", "ROS_AUTOMATIC_DISCOVERY_RANGE for every node; "
               "SUBNET to reach rigs and stacks on a LAN (an explicit choice)", DISCOVERY_RANGES),
 )
@@ -61,7 +65,7 @@ FAULT_TARGETS = frozenset({"gps", "imu", "vehicle", "platform", "wheel", "traffi
 # the package's node executables ([project.scripts] of pyproject.toml, less the runner)
 NODE_EXECUTABLES = ("dynamics_node", "traffic_node", "imu_node", "gps_node", "bridge_node",
                     "ego_driver_node", "accident_node", "sim_monitor", "recorder_node",
-                    "ground_truth_node")
+                    "ground_truth_node", "engine_node")
 
 
 @dataclass(frozen=True)
@@ -171,12 +175,20 @@ class Process:
         return self.nodes[0].shutdown_on_exit
 
 
+# the process of launch argument engine:=true (nodes.engine_node); ends the run when it exits
+ENGINE_NODE = NodeSpec(name="engine", executable="engine_node",
+                       args=("scenario", "seed", "duration", "record_dir", "base_link"))
+
 # the program that runs several nodes in one process (vehicle_sim.nodes.compose)
 COMPOSE_EXECUTABLE = "vehicle_sim_compose"
 
 
 def processes(scenario: Scenario, args: dict[str, str]) -> list[Process]:
-    """The run's processes, in the order of their first node."""
+    """The run's processes, in the order of their first node; with ``engine`` true, the one
+    engine process that runs the scenario's cores (vehicle_sim.engine_setup reads their
+    parameters from this same declaration)."""
+    if args["engine"] == "true":
+        return [Process(ENGINE_NODE.name, (ENGINE_NODE,))]
     groups: dict[str, list[NodeSpec]] = {}
     for node in active_nodes(scenario, args):
         groups.setdefault(node.process or node.name, []).append(node)
@@ -257,7 +269,8 @@ def load_scenario(name: str, foreign_executables: bool = False) -> Scenario:
 
 
 def resolve_args(given: dict[str, str]) -> dict[str, str]:
-    """Launch-argument values with defaults filled in; unknown names or bad choices raise."""
+    """Launch-argument values with defaults filled in; unknown names, bad choices or an engine
+    asked for in real time raise."""
     table = {a.name: a for a in LAUNCH_ARGS}
     for name, value in given.items():
         if name not in table:
@@ -265,7 +278,14 @@ def resolve_args(given: dict[str, str]) -> dict[str, str]:
         if table[name].choices and value not in table[name].choices:
             raise ConfigError("launch arguments", name,
                               f"{value!r} is not one of {', '.join(table[name].choices)}")
-    return {a.name: given.get(a.name, a.default) for a in LAUNCH_ARGS}
+    args = {a.name: given.get(a.name, a.default) for a in LAUNCH_ARGS}
+    if args["engine"] == "true" and args["mode"] == "realtime":
+        raise ConfigError("launch arguments", "engine", "the engine runs batch runs, as fast as "
+                          "the machine goes: give mode lockstep (or fast)")
+    if args["engine"] == "true" and args["record"] == "true":
+        raise ConfigError("launch arguments", "engine", "the engine has no recorder yet: run "
+                          "the node graph to record (engine false)")
+    return args
 
 
 def active_nodes(scenario: Scenario, args: dict[str, str]) -> list[NodeSpec]:

@@ -13,7 +13,7 @@ from vehicle_sim import warm
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.numba_cache import compiled_signatures
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
-from vehicle_sim.nodes.traffic_node import make_crashes, make_sim
+from vehicle_sim.core.accident.traffic_world import make_crashes, make_sim
 
 
 def _node_steps(params: TrafficNodeParams, steps: int = 5) -> None:

@@ -434,9 +434,10 @@ def test_malformed_files_refuse_to_start_naming_file_and_key(assert_refuses, tmp
 
 
 def test_scripted_vehicles_join_the_agents_with_their_kind():
-    """002 scene vehicles go out with the traffic agents (traffic_msgs.join_agents): their ids,
+    """002 scene vehicles go out with the traffic agents (traffic_world.join_agents): their ids,
     their kind, no speed before the scene starts."""
     from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
+    from vehicle_sim.core.accident.traffic_world import join_agents
     from vehicle_sim.core.traffic.sim import TrafficSim
     from vehicle_sim.core.vehicle.params import load_vehicle
     from vehicle_sim.nodes import traffic_msgs as tm
@@ -444,7 +445,7 @@ def test_scripted_vehicles_join_the_agents_with_their_kind():
     scene = AccidentScene(config_path("accidents/a4.yaml"), vehicles, start_s=1.0)
     sim = TrafficSim.from_files(config_path("maps/crossroad.yaml"))
     sim.spawn(0, 10.0, speed=5.0)
-    a = tm.join_agents(sim.agents(), scene.agents())
+    a = join_agents(sim.agents(), scene.agents())
     assert len(a["uid"]) == 3 and list(a["kind"]) == [TrafficAgent.KIND_CAR] * 3
     assert list(a["uid"][1:]) == list(scene.uids) and a["speed"][0] == 5.0
     assert np.all(a["speed"][1:] == 0.0), "parked until start_s"

@@ -1,9 +1,14 @@
 """What a run did, accumulated from the published state and status (no ROS)."""
 from __future__ import annotations
 
+import json
 import math
+import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
+from vehicle_sim.core.accident.damage import LEVEL_NAMES
+from vehicle_sim.core.accident.damage import PART_NAMES as DAMAGE_PARTS
 from vehicle_sim.core.config import spec
 
 
@@ -65,3 +70,25 @@ class RunSummary:
             lines.append(f"{key:>22}: {shown}")
         lines += [f"{'note':>22}: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def write_summary(summary: RunSummary, record_dir: str, accident_details: list[dict],
+                  damage: dict[str, dict[str, list]]) -> str:
+    """The summary's text with each damaged body's parts (VehicleDamage levels), written as
+    JSON to ``record_dir``/summary-<wall time>.json unless record_dir is '' (the runner and
+    vehicle_sim_sweep read that file); ``accident_details``: AccidentEvent parts per accident,
+    ``damage``: per body its parts' impulse and level."""
+    text = summary.text()
+    for body, d in damage.items():  # parts hit, by VehicleDamage level
+        hit = [f"{DAMAGE_PARTS[k]} {LEVEL_NAMES[lv]}" for k, lv in enumerate(d["level"]) if lv]
+        text += f"\n{'damage ' + body:>22}: {', '.join(hit) or 'none'}"
+    if record_dir:
+        out = Path(record_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        data = summary.as_dict()
+        data["accident_details"] = accident_details  # parts: AccidentEvent.PART_*
+        data["damage"] = damage  # per body: VehicleDamage parts (impulse, level)
+        path.write_text(json.dumps(data, indent=2))
+        text += f"\n{'written to':>22}: {path}"
+    return text

@@ -14,7 +14,7 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
 
-from vehicle_sim.core.accident.ego_crash import EgoCrash
+from vehicle_sim.core.accident.ego_crash import EgoCrash, crash_setup
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, Validated, validate
 from vehicle_sim.core.dynamics_params import DynamicsParams
@@ -36,7 +36,7 @@ from vehicle_sim.msg import LockstepAck, SimStatus, VehicleControl
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.diagnostics import LoopDiagnostics
-from vehicle_sim.nodes.ego_crash_link import EgoCrashLink, crash_setup
+from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
 from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set

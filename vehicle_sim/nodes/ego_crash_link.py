@@ -5,53 +5,30 @@ first contacts (a log line) published from what the physics reports.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
-import numpy as np
 from rclpy.node import Node
 
 from vehicle_sim.core.accident import damage as dmg
-from vehicle_sim.core.accident.crash_params import KIND_CRASH_CLASS, crash_class_index
-from vehicle_sim.core.accident.ego_contacts import AgentArrays, EgoBody
+from vehicle_sim.core.accident.crash_params import crash_classes
+from vehicle_sim.core.accident.ego_contacts import AgentArrays
 from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
-from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.msg import TrafficAgentArray, VehicleDamage
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
-from vehicle_sim.paths import config_path
-
-_KIND_CLASS = [crash_class_index(c) for c in KIND_CRASH_CLASS]
 
 
 def agent_arrays(current: list) -> AgentArrays:
     """AgentArrays of AgentSnapshots.current()'s (stamp, TrafficAgent) list (map = odom)."""
-    n = len(current)
-    out = AgentArrays(np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros((n, 3)),
-                      np.zeros((n, 3)), np.zeros((n, 2)), np.zeros(n, np.int64))
-    for i, (stamp_ns, a) in enumerate(current):
-        yaw = conv.rpy_from_quaternion(a.pose.orientation)[2]
-        out.ids[i], out.stamp_ns[i] = a.id, stamp_ns
-        out.pose[i] = (a.pose.position.x, a.pose.position.y, yaw)
-        c, s = math.cos(yaw), math.sin(yaw)  # body-frame speed and lateral_speed (sliding)
-        out.vel[i] = (c * a.speed - s * a.lateral_speed, s * a.speed + c * a.lateral_speed,
-                      a.yaw_rate)
-        out.size[i] = (a.length, a.width)
-        out.crash_class[i] = _KIND_CLASS[a.kind] if a.kind < len(_KIND_CLASS) else 0
-    ok = np.isfinite(out.pose).all(axis=1) & np.isfinite(out.vel).all(axis=1) & \
-        (out.size > 0).all(axis=1)
-    if not ok.all():
-        out = AgentArrays(out.ids[ok], out.stamp_ns[ok], out.pose[ok], out.vel[ok],
-                          out.size[ok], out.crash_class[ok])
-    return out
-
-
-def crash_setup(map_file: str, vehicle, dt_s: float) -> EgoCrashSetup:
-    """The ego's crash physics for ``map_file``'s static objects (a missing or bad map refuses
-    the node's start)."""
-    return EgoCrashSetup(tuple(load_map(config_path(map_file)).static_objects),
-                         EgoBody.from_vehicle(vehicle), dt_s)
+    agents = [a for _, a in current]
+    yaw = [conv.rpy_from_quaternion(a.pose.orientation)[2] for a in agents]
+    return AgentArrays.from_columns(
+        [a.id for a in agents], [t for t, _ in current], [a.pose.position.x for a in agents],
+        [a.pose.position.y for a in agents], yaw, [a.speed for a in agents],
+        [a.lateral_speed for a in agents], [a.yaw_rate for a in agents],
+        [a.length for a in agents], [a.width for a in agents],
+        crash_classes([a.kind for a in agents]))
 
 
 class EgoCrashLink:

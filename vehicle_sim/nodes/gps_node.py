@@ -25,27 +25,23 @@ NO_FIX, CLEAR.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from geometry_msgs.msg import TwistWithCovarianceStamped
 from sensor_msgs.msg import NavSatFix, NavSatStatus
 
-from vehicle_sim.core.config import load
-from vehicle_sim.core.sensors import STATUS_FIX, GnssFix, GnssModel, GnssZones
+from vehicle_sim.core.sensors import STATUS_FIX, GnssFix, GnssModel
+from vehicle_sim.core.sensors.build import GPS_STREAM, gnss_model
 from vehicle_sim.core.sensors.faults import check_gps
-from vehicle_sim.core.sensors.node_params import GpsNodeParams, load_preset
-from vehicle_sim.core.sensors.params import GnssParams
+from vehicle_sim.core.sensors.node_params import GpsNodeParams
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
-from vehicle_sim.paths import config_path
 
 
 class GpsNode(SensorNode):
     """A GNSS receiver: fixes (and velocity) at ``rate_hz`` from the core GnssModel."""
 
-    node_name, seed_stream = "gps", 2  # the imu node draws from stream 1
+    node_name, seed_stream = "gps", GPS_STREAM
     params_cls, check_fault = GpsNodeParams, check_gps
 
     def __init__(self, **options) -> None:
@@ -62,44 +58,43 @@ class GpsNode(SensorNode):
                       f"{self.p.velocity_topic if self.pub_vel else 'off'}")
 
     def make_model(self) -> GnssModel:
-        origin = dataclasses.asdict(self.p.origin) if self.p.origin_override else None
-        params = load_preset(GnssParams, config_path(self.p.preset_file), rate_hz=self.p.rate_hz,
-                             origin=origin)
-        zones = load(GnssZones, config_path(self.p.zones_file)) if self.p.zones_file else None
-        return GnssModel(params, self.rng(), zones)
+        return gnss_model(self.p, self.rng())
 
     def sample(self, t_ns: int, state: StateView) -> None:
         for fix in self.model.update(t_ns * 1e-9, state):
-            t_fix = stamp(round(fix.stamp_s * 1e9))
-            self.pub_fix.publish(self._navsatfix(fix, t_fix))
+            self.pub_fix.publish(navsatfix(fix, self.p.frame_id))
             if self.pub_vel is not None and fix.velocity_enu_mps is not None:
-                self.pub_vel.publish(self._velocity(fix, t_fix))
+                self.pub_vel.publish(gnss_velocity(fix, self.p.frame_id))
 
-    def _navsatfix(self, fix: GnssFix, t_fix) -> NavSatFix:
-        msg = NavSatFix(latitude=fix.latitude_deg, longitude=fix.longitude_deg,
-                        altitude=fix.altitude_m)
-        msg.header.stamp, msg.header.frame_id = t_fix, self.p.frame_id
-        msg.status.service = NavSatStatus.SERVICE_GPS
-        msg.status.status = (NavSatStatus.STATUS_FIX if fix.status == STATUS_FIX
-                             else NavSatStatus.STATUS_NO_FIX)
-        if fix.covariance_known:
-            msg.position_covariance = np.asarray(fix.position_cov_enu_m2, dtype=float).ravel()
-            msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
-        else:
-            msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
-        return msg
 
-    def _velocity(self, fix: GnssFix, t_fix) -> TwistWithCovarianceStamped:
-        msg = TwistWithCovarianceStamped()
-        msg.header.stamp, msg.header.frame_id = t_fix, self.p.frame_id
-        v = fix.velocity_enu_mps
-        msg.twist.twist.linear.x, msg.twist.twist.linear.y, msg.twist.twist.linear.z = \
-            float(v[0]), float(v[1]), float(v[2])
-        cov = np.zeros((6, 6))
-        cov[:3, :3] = fix.velocity_cov_enu_m2ps2
-        cov[3, 3] = -1.0  # angular rate not measured (ublox_gps: 'angular rate unsupported')
-        msg.twist.covariance = cov.ravel()
-        return msg
+def navsatfix(fix: GnssFix, frame_id: str) -> NavSatFix:
+    """sensor_msgs/NavSatFix of a core fix, stamped at its measurement time."""
+    msg = NavSatFix(latitude=fix.latitude_deg, longitude=fix.longitude_deg,
+                    altitude=fix.altitude_m)
+    msg.header.stamp, msg.header.frame_id = stamp(round(fix.stamp_s * 1e9)), frame_id
+    msg.status.service = NavSatStatus.SERVICE_GPS
+    msg.status.status = (NavSatStatus.STATUS_FIX if fix.status == STATUS_FIX
+                         else NavSatStatus.STATUS_NO_FIX)
+    if fix.covariance_known:
+        msg.position_covariance = np.asarray(fix.position_cov_enu_m2, dtype=float).ravel()
+        msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
+    else:
+        msg.position_covariance_type = NavSatFix.COVARIANCE_TYPE_UNKNOWN
+    return msg
+
+
+def gnss_velocity(fix: GnssFix, frame_id: str) -> TwistWithCovarianceStamped:
+    """geometry_msgs/TwistWithCovarianceStamped (ENU) of a core fix with a velocity."""
+    msg = TwistWithCovarianceStamped()
+    msg.header.stamp, msg.header.frame_id = stamp(round(fix.stamp_s * 1e9)), frame_id
+    v = fix.velocity_enu_mps
+    msg.twist.twist.linear.x, msg.twist.twist.linear.y, msg.twist.twist.linear.z = \
+        float(v[0]), float(v[1]), float(v[2])
+    cov = np.zeros((6, 6))
+    cov[:3, :3] = fix.velocity_cov_enu_m2ps2
+    cov[3, 3] = -1.0  # angular rate not measured (ublox_gps: 'angular rate unsupported')
+    msg.twist.covariance = cov.ravel()
+    return msg
 
 
 # how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)

@@ -25,20 +25,19 @@ from __future__ import annotations
 
 from sensor_msgs.msg import Imu
 
-from vehicle_sim.core.sensors import ImuModel
+from vehicle_sim.core.sensors import ImuModel, ImuSample
+from vehicle_sim.core.sensors.build import IMU_STREAM, imu_model
 from vehicle_sim.core.sensors.faults import check_imu
-from vehicle_sim.core.sensors.node_params import ImuNodeParams, load_preset
-from vehicle_sim.core.sensors.params import ImuParams
+from vehicle_sim.core.sensors.node_params import ImuNodeParams
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.sensor_common import SensorNode, StateView
-from vehicle_sim.paths import config_path
 
 
 class ImuNode(SensorNode):
     """An IMU: specific force and angular rate in imu_link axes at ``rate_hz``."""
 
-    node_name, seed_stream = "imu", 1  # the gps node draws from stream 2
+    node_name, seed_stream = "imu", IMU_STREAM
     params_cls, check_fault = ImuNodeParams, check_imu
 
     def __init__(self, **options) -> None:
@@ -48,29 +47,33 @@ class ImuNode(SensorNode):
         self.announce("IMU", mp.lever_arm_m, mp.mounting_rpy_rad, f"frame {self.p.frame_id}")
 
     def make_model(self) -> ImuModel:
-        params = load_preset(ImuParams, config_path(self.p.preset_file), rate_hz=self.p.rate_hz)
-        return ImuModel(params, self.rng())
+        return imu_model(self.p, self.rng())
 
     def sample(self, t_ns: int, state: StateView) -> None:
         s = self.model.update(t_ns * 1e-9, state)
-        if s is None:
-            return
-        msg = Imu()
-        msg.header.stamp = stamp(t_ns)
-        msg.header.frame_id = self.p.frame_id
-        a, w = s.linear_acceleration_mps2, s.angular_velocity_radps
-        msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = \
-            float(a[0]), float(a[1]), float(a[2])
-        msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = \
-            float(w[0]), float(w[1]), float(w[2])
-        msg.linear_acceleration_covariance = s.linear_acceleration_cov.ravel()
-        msg.angular_velocity_covariance = s.angular_velocity_cov.ravel()
-        msg.orientation_covariance = s.orientation_cov.ravel()
-        if s.orientation_xyzw is not None:
-            q = s.orientation_xyzw
-            msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = \
-                (float(c) for c in q)
-        self.pub.publish(msg)
+        if s is not None:
+            self.pub.publish(imu_msg(s, t_ns, self.p.frame_id))
+
+
+def imu_msg(s: ImuSample, t_ns: int, frame_id: str) -> Imu:
+    """sensor_msgs/Imu of a core sample stamped t_ns (orientation only when the model gives
+    one; its covariances as the model states them)."""
+    msg = Imu()
+    msg.header.stamp = stamp(t_ns)
+    msg.header.frame_id = frame_id
+    a, w = s.linear_acceleration_mps2, s.angular_velocity_radps
+    msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = \
+        float(a[0]), float(a[1]), float(a[2])
+    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = \
+        float(w[0]), float(w[1]), float(w[2])
+    msg.linear_acceleration_covariance = s.linear_acceleration_cov.ravel()
+    msg.angular_velocity_covariance = s.angular_velocity_cov.ravel()
+    msg.orientation_covariance = s.orientation_cov.ravel()
+    if s.orientation_xyzw is not None:
+        q = s.orientation_xyzw
+        msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = \
+            (float(c) for c in q)
+    return msg
 
 
 # how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)

@@ -6,17 +6,13 @@ progress display: `PROGRESS_MARK sim_time_s duration_s rtf agents accidents`.
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
-from pathlib import Path
 
 from rclpy.node import Node
 
-from vehicle_sim.core.accident.damage import LEVEL_NAMES
-from vehicle_sim.core.accident.damage import PART_NAMES as DAMAGE_PARTS
-from vehicle_sim.core.run_summary import MonitorParams, RunSummary
+from vehicle_sim.core.run_summary import MonitorParams, RunSummary, write_summary
 from vehicle_sim.msg import (
     AccidentEvent,
     SimStatus,
@@ -137,21 +133,8 @@ class MonitorNode(Node):
     def finish(self, reason: str) -> str:
         self.summary.wall_time_s = time.monotonic() - self._wall0
         self.summary.notes.append(reason)
-        text = self.summary.text()
-        damage = self.all_damage()
-        for body, d in damage.items():  # parts hit, by VehicleDamage level
-            hit = [f"{DAMAGE_PARTS[k]} {LEVEL_NAMES[lv]}" for k, lv in enumerate(d["level"]) if lv]
-            text += f"\n{'damage ' + body:>22}: {', '.join(hit) or 'none'}"
-        if self.p.record_dir:
-            out = Path(self.p.record_dir)
-            out.mkdir(parents=True, exist_ok=True)
-            path = out / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
-            data = self.summary.as_dict()
-            data["accident_details"] = self.accident_details  # parts: AccidentEvent.PART_*
-            data["damage"] = damage  # per body: VehicleDamage parts (impulse, level)
-            path.write_text(json.dumps(data, indent=2))
-            text += f"\n{'written to':>22}: {path}"
-        return text
+        return write_summary(self.summary, self.p.record_dir, self.accident_details,
+                             self.all_damage())
 
     def stop(self) -> None:
         """The summary, printed (and written to record_dir) before the ROS clean-up."""

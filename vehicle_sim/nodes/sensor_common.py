@@ -24,6 +24,7 @@ from rclpy.node import Node
 from vehicle_sim.core.config import load
 from vehicle_sim.core.faults import Check
 from vehicle_sim.core.frames import mount_from_reference_m, vehicle_reference_m
+from vehicle_sim.core.sensors.build import sensor_rng
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import qos
@@ -212,7 +213,3 @@ class SensorNode(Node):
         """A fresh generator of this sensor for the node's seed (every model rebuild)."""
         return sensor_rng(self.p.seed, self.seed_stream)
 
-
-def sensor_rng(seed: int, stream: int) -> np.random.Generator:
-    """Independent generator per sensor for one scenario seed (imu and gps share `seed`)."""
-    return np.random.default_rng(np.random.SeedSequence([seed, stream]))

@@ -67,17 +67,6 @@ def agent_ids(uid: np.ndarray) -> np.ndarray:
     return ((owner << ID_COUNTER_BITS) | (uid & ((1 << ID_COUNTER_BITS) - 1))).astype(np.uint32)
 
 
-def join_agents(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Agents of ``a`` then ``b`` (keys of TrafficSim.agents(); a key one side lacks is zeros
-    there: KIND_CAR, no fault)."""
-    na, nb = len(a["uid"]), len(b["uid"])
-
-    def column(d: dict, k: str, n: int, like: np.ndarray) -> np.ndarray:
-        return d[k] if k in d else np.zeros(n, dtype=like.dtype)
-    return {k: np.concatenate((column(a, k, na, (b | a)[k]), column(b, k, nb, (a | b)[k])))
-            for k in a.keys() | b.keys()}
-
-
 def kinds(a: dict[str, np.ndarray]) -> np.ndarray:
     """TrafficAgent.kind per agent: ``a["kind"]`` when given (scripted trucks), else KIND_CAR."""
     return np.asarray(a.get("kind", np.full(len(a["uid"]), TrafficAgent.KIND_CAR)),

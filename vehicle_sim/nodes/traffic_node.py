@@ -54,16 +54,8 @@ import numpy as np
 from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
-from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
-from vehicle_sim.core.accident.scene_obstacles import SceneObstacles
-from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
-from vehicle_sim.core.config import load
-from vehicle_sim.core.traffic.mapfile import load_map
-from vehicle_sim.core.traffic.network import Network
-from vehicle_sim.core.traffic.node_params import TrafficNodeParams, owned_sectors
-from vehicle_sim.core.traffic.params import TrafficParams
-from vehicle_sim.core.traffic.sim import TrafficSim
-from vehicle_sim.core.traffic.zone import Sectors
+from vehicle_sim.core.accident.traffic_world import TrafficWorld
+from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.msg import (
     TrafficAgentArray,
@@ -97,37 +89,12 @@ class _Step(NamedTuple):
     encode_s: float  # wall time of the agents' encoding [s]
 
 
-def make_sim(p: TrafficNodeParams) -> tuple[TrafficSim, Sectors]:
-    """Load map and params (ConfigError naming file and key) and build this shard's core."""
-    params = load(TrafficParams, config_path(p.params_file)) if p.params_file else TrafficParams()
-    map_path = config_path(p.map_file)
-    network = Network(load_map(map_path), str(map_path))
-    sectors = Sectors(network, params.zone.sector_size_m)
-    owned = owned_sectors(sectors, p.shard_index, p.shard_count)
-    return TrafficSim(network, params, p.seed, owned_sectors=owned,
-                      owner_id=p.shard_index), sectors
-
-
-def make_crashes(p: TrafficNodeParams, sim: TrafficSim
-                 ) -> tuple[AccidentScene | None, TrafficCrashes | None]:
-    """The scripted accident scene (if the node has a template) and the crash world."""
-    scene = None
-    if p.accident_template:
-        vehicles = {kind: load_vehicle(config_path(f)) for kind, f in VEHICLE_FILES.items()}
-        scene = AccidentScene(config_path(p.accident_template), vehicles, p.accident_start_s,
-                              (p.accident_origin_x_m, p.accident_origin_y_m),
-                              p.accident_heading_rad)
-    if not p.crashes:
-        return scene, None
-    chassis = load_vehicle(config_path(p.ego_vehicle_file)).chassis
-    return scene, TrafficCrashes(sim, scene, ego_size_m=(chassis.length_m, chassis.width_m))
-
-
 class TrafficNode(Node):
     def __init__(self, **options) -> None:
         super().__init__("traffic", **options)
         self.p = declare_and_load(self, TrafficNodeParams)
-        self.sim, self.sectors = make_sim(self.p)
+        self.world = TrafficWorld(self.p)  # the core, its crash world and scene
+        self.sim, self.sectors = self.world.sim, self.world.sectors
         self.dt_ns = self.p.dt_ns
         self.heartbeat = self.p.heartbeat_steps or self.sim.p.heartbeat_steps
         self.light_xy, self.ped_xy = tm.light_positions(self.sim.network)
@@ -156,10 +123,8 @@ class TrafficNode(Node):
         self.create_subscription(VehicleState, self.p.state_topic, self._on_state, qos.STATE)
         self.links = LinkFaults(self.get_name(), (self.p.state_topic,))
         self.faults = TrafficFaults(self, self.sim, self.links, now_ns=self._action_start_ns)
-        self.scene, self.crashes = make_crashes(self.p, self.sim)
         self.damage_out = TrafficDamagePublisher(self, self.p.frame_id)  # agents' and scripted
         self.damage_out.publish(0, None, None)
-        self.obstacles = SceneObstacles(self.sim)  # scripted vehicles: leaders for the agents
         self.sharded = self.p.shard_count > 1
         self.link = ShardLink(self, self.p, self.sim, self.sectors, self.heartbeat,
                               lambda: self.lockstep.pump()) if self.sharded else None
@@ -265,10 +230,7 @@ class TrafficNode(Node):
                                   "re-anchoring the traffic schedule")
         self._held = None  # (its step stays in the core: the traffic runs on)
         self._next_lights_ns = self._next_markers_ns = 0  # both go out at the first step
-        self.sim.clear_crashed()  # a new run: the crashed agents of the old one go
-        if self.crashes is not None:  # its pybullet client now, not at a collection (frozen)
-            self.crashes.close()
-        self.scene, self.crashes = make_crashes(self.p, self.sim)
+        self.world.restart()  # a new run: the crashed agents go, a new crash world and scene
         self.damage_out.publish(now_ns, None, None)  # a new run: nothing damaged
         # ego states of the run before (lockstep) would block the newer ones
         self._egos = deque((e for e in self._egos if e[0] <= now_ns), maxlen=self._egos.maxlen)
@@ -288,24 +250,14 @@ class TrafficNode(Node):
         if self.p.lockstep:
             self._ego_at(t_ns)
         start = time.perf_counter()  # wall time only measures compute (debug log)
-        damaged = False
-        if self.crashes is not None:  # contacts first: what they move, the others skip
-            self.crashes.step(t_ns, self.dt_ns * 1e-9, self.ego, self.ego_t_ns)
-            damaged = bool(self.crashes.damage_changed)
-        if self.scene is not None:
-            self.obstacles.step(self.scene.agents(), self.dt_ns * 1e-9, self.ego)
-        else:
-            self.sim.step(self.dt_ns * 1e-9, self.ego)
-        if self.scene is not None:
-            self.scene.step(t_ns, self.dt_ns * 1e-9)
+        damaged = self.world.step(t_ns, self.dt_ns * 1e-9, self.ego, self.ego_t_ns)
         core = time.perf_counter()
         self.steps += 1
         if self.link is not None:
             self.link.after_step(t_ns, self.steps)
         a = self.sim.agents(include_ghosts=True)
         a["fault_id"] = self.faults.fault_ids(a["uid"])
-        if self.scene is not None:  # scripted vehicles are published with the agents
-            a = tm.join_agents(a, self.scene.agents())
+        a = self.world.with_scene(a)  # scripted vehicles are published with the agents
         owner = (self.link.owners(a) if self.link is not None
                  else np.full(len(a["uid"]), self.p.shard_index))
         # CDR bytes straight from the arrays (traffic_msgs.AgentEncoder, equal to agents_msg)
@@ -319,7 +271,7 @@ class TrafficNode(Node):
         self._last_agents = s.agents_msg
         self.pub_agents.publish(s.agents_msg)
         if s.damage_changed:
-            self.damage_out.publish(s.t_ns, self.crashes, self.scene)
+            self.damage_out.publish(s.t_ns, self.world.crashes, self.world.scene)
         self._publish_lights(s.t_ns)
         if self.pub_markers is not None and s.t_ns >= self._next_markers_ns:
             self._next_markers_ns = s.t_ns + round(1e9 / self.p.markers_rate_hz)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from vehicle_sim.core.accident.params import part_margin_m_spec, release_s_spec
 from vehicle_sim.core.config import spec
 
@@ -38,6 +40,15 @@ def crash_class_index(name: str) -> int:
     if name not in CRASH_CLASSES:
         raise ValueError(f"unknown crash class {name!r} (choose one of {', '.join(CRASH_CLASSES)})")
     return CRASH_CLASSES.index(name)
+
+
+def crash_classes(kinds) -> np.ndarray:
+    """Crash class indices of TrafficAgent.kind values (KIND_CRASH_CLASS); an unknown kind is
+    a car's (index of KIND_CRASH_CLASS[0])."""
+    kinds = np.asarray(kinds, np.int64)
+    table = np.array([crash_class_index(c) for c in KIND_CRASH_CLASS], np.int64)
+    known = (kinds >= 0) & (kinds < len(table))
+    return np.where(known, table[np.where(known, kinds, 0)], table[0])
 
 
 def part_damping_nspm(crash_class: int, part: int) -> float:

@@ -60,6 +60,27 @@ class AgentArrays:
     crash_class: np.ndarray
 
     @classmethod
+    def from_columns(cls, ids, stamp_ns, x, y, yaw, speed, lateral_speed, yaw_rate, length,
+                     width, crash_class) -> AgentArrays:
+        """From per-agent columns (map frame; speed and lateral speed [m/s] in the agent's body
+        frame, as TrafficAgent carries them); rows with a non-finite pose or velocity or an
+        empty box are left out."""
+        yaw = np.asarray(yaw, float)
+        c, s = np.cos(yaw), np.sin(yaw)
+        u, v = np.asarray(speed, float), np.asarray(lateral_speed, float)
+        out = cls(np.asarray(ids, np.int64), np.asarray(stamp_ns, np.int64),
+                  np.column_stack([x, y, yaw]).astype(float),
+                  np.column_stack([c * u - s * v, s * u + c * v, yaw_rate]).astype(float),
+                  np.column_stack([length, width]).astype(float),
+                  np.asarray(crash_class, np.int64))
+        ok = np.isfinite(out.pose).all(axis=1) & np.isfinite(out.vel).all(axis=1) & \
+            (out.size > 0).all(axis=1)
+        if ok.all():
+            return out
+        return cls(out.ids[ok], out.stamp_ns[ok], out.pose[ok], out.vel[ok], out.size[ok],
+                   out.crash_class[ok])
+
+    @classmethod
     def empty(cls) -> AgentArrays:
         z = np.zeros(0)
         return cls(z.astype(np.int64), z.astype(np.int64), np.zeros((0, 3)), np.zeros((0, 3)),

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from vehicle_sim.core.accident import damage as dmg
 from vehicle_sim.core.accident import detect
 from vehicle_sim.core.accident.ego_contacts import AgentArrays, EgoBody, EgoContacts, planar_motion
+from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.paths import config_path
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,13 @@ class EgoCrashSetup:
     body: EgoBody
     dt_s: float
     name: str = "ego"
+
+
+def crash_setup(map_file: str, vehicle, dt_s: float) -> EgoCrashSetup:
+    """The ego's crash physics for ``map_file``'s static objects (relative to the config
+    folder) and the vehicle's box and mass (a missing or bad map raises ConfigError)."""
+    return EgoCrashSetup(tuple(load_map(config_path(map_file)).static_objects),
+                         EgoBody.from_vehicle(vehicle), dt_s)
 
 
 class EgoCrash:

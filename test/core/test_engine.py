@@ -1,0 +1,164 @@
+"""The lockstep engine (core.engine.urban) with the urban scenario's parameters read from its one
+declaration (vehicle_sim.engine_setup): a seeded run repeats exactly, a seed changes it, the ego
+drives, the cores get what their nodes get, and what the engine cannot run is refused."""
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from vehicle_sim import graph
+from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.engine.urban import UrbanEngine
+from vehicle_sim.engine_setup import engine_params, left_out
+from vehicle_sim.paths import config_path
+
+SECONDS = 3.0
+
+
+class Record:
+    """Every output of the engine, hashed in order, and counted by kind."""
+
+    def __init__(self):
+        self.hash = hashlib.sha256()
+        self.count: dict[str, int] = {}
+        self.stamps: dict[str, list[int]] = {}
+        self.last_agents = 0
+
+    def _add(self, kind: str, t_ns: int, *parts) -> None:
+        self.count[kind] = self.count.get(kind, 0) + 1
+        self.stamps.setdefault(kind, []).append(t_ns)
+        self.hash.update(kind.encode() + t_ns.to_bytes(8, "little"))
+        for part in parts:
+            self.hash.update(part if isinstance(part, bytes) else repr(part).encode())
+
+    def clock(self, t_ns):
+        self._add("clock", t_ns)
+
+    def vehicle(self, t_ns, snap, raw, state):
+        self._add("vehicle", t_ns, snap.position_m.tobytes(), snap.velocity_mps.tobytes(), raw,
+                  state)
+
+    def imu(self, t_ns, s):
+        self._add("imu", t_ns, s.linear_acceleration_mps2.tobytes(),
+                  s.angular_velocity_radps.tobytes())
+
+    def fix(self, fix):
+        self._add("fix", round(fix.stamp_s * 1e9), fix.latitude_deg, fix.longitude_deg)
+
+    def traffic(self, t_ns, agents, lights):
+        self.last_agents = len(agents["uid"])
+        self._add("traffic", t_ns, agents["x"].tobytes(), agents["y"].tobytes(),
+                  lights[1].tobytes())
+
+    def command(self, t_ns, cmd):
+        self._add("command", t_ns, cmd.steer_rad, cmd.throttle, cmd.brake, cmd.gear)
+
+    def damage(self, t_ns, impulse_ns, levels):
+        self._add("damage", t_ns, impulse_ns, levels)
+
+    def contact(self, line):
+        self._add("contact", 0, line)
+
+
+def run(seed: int, seconds: float = SECONDS) -> tuple[Record, UrbanEngine]:
+    scenario = graph.load_scenario("urban")
+    args = graph.resolve_args({"seed": str(seed), "mode": "lockstep"})
+    record = Record()
+    engine = UrbanEngine(engine_params(scenario, args), record)
+    d = engine.p.dynamics
+    for _ in range(round(seconds / (d.lockstep_frame_steps * d.dt_ns * 1e-9))):
+        engine.frame()
+    engine.close()
+    return record, engine
+
+
+def test_a_seeded_run_repeats_exactly_and_another_seed_changes_it():
+    a, engine = run(3)
+    b, _ = run(3)
+    c, _ = run(4)
+    assert a.count == b.count and a.hash.digest() == b.hash.digest()
+    assert c.hash.digest() != a.hash.digest(), "the seed reaches the traffic and the sensors"
+    assert engine.t_ns == round(SECONDS * 1e9)
+
+
+def test_the_outputs_come_at_the_nodes_rates_on_the_sim_time_grid():
+    rec, engine = run(3)
+    d = engine.p.dynamics
+    n_steps = round(SECONDS * d.physics_rate_hz)
+    assert rec.count["clock"] == n_steps // d.clock_decimation
+    assert rec.count["vehicle"] == n_steps // d.raw_state_decimation  # raw at 200 Hz, state on it
+    assert rec.count["traffic"] == round(SECONDS * engine.p.traffic.rate_hz)
+    assert rec.count["command"] == round(SECONDS * engine.p.ego_driver.control_rate_hz)
+    assert all(t % engine.traffic_dt_ns == 0 for t in rec.stamps["traffic"])
+    imu_period_ns = round(1e9 / engine.imu.params.rate_hz)
+    assert all(t % imu_period_ns == 0 for t in rec.stamps["imu"]) and rec.count["imu"] > 0
+    assert 0 < rec.count["fix"] <= SECONDS * engine.gnss.params.rate_hz + 1
+    assert rec.last_agents > 0, "the city's traffic is spawned"
+
+
+def test_the_autopilot_drives_the_ego_east_along_its_lane():
+    _, engine = run(3, seconds=6.0)
+    x0 = engine.p.dynamics.initial.x_m
+    x, y = engine.summary.final_position_m
+    assert x - x0 > 10.0, "moved forward along +x (the initial heading is east)"
+    assert abs(y - engine.p.dynamics.initial.y_m) < 1.0, "still in its lane"
+    assert engine.summary.state_samples == 600 and engine.summary.distance_m > 10.0
+
+
+def test_each_core_gets_its_nodes_parameters_from_the_declaration():
+    scenario = graph.load_scenario("urban")
+    args = graph.resolve_args({"seed": "7", "mode": "lockstep"})
+    p = engine_params(scenario, args)
+    assert p.dynamics.vehicle_file == "vehicles/medium_car.yaml"  # config/dynamics.yaml
+    assert p.dynamics.lockstep_frame_steps == 20 and p.dynamics.initial.x_m == 10.0
+    assert p.dynamics.wait_for_nodes == () and p.dynamics.lockstep_peers == ()  # graph wiring
+    assert p.traffic.seed == 7 and p.traffic.map_file == "maps/urban_grid.yaml"
+    assert p.traffic.params_file == ""  # config/traffic.yaml: city.yaml is for the shards
+    assert p.imu.seed == p.gps.seed == p.ego_driver.seed == 7
+    assert any(line.startswith("bridge") for line in left_out(scenario, args))
+
+
+def _scenario_file(tmp_path, extra: str = "", drop: str = "") -> str:
+    text = config_path("scenarios/urban.yaml").read_text()
+    if drop:
+        start = text.index(f"  - name: {drop}\n")
+        end = text.index("  - name:", start + 1)
+        text = text[:start] + text[end:]
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text + extra)
+    return str(path)
+
+
+@pytest.mark.parametrize("extra, drop, words", [
+    ("schedule:\n  - {at_s: 1.0, target: gps, fault: NO_FIX, id: 1}\n", "",
+     "no fault schedule"),
+    ("", "ego_driver", "needs ego_driver_node"),
+    ("  - {name: traffic_b, executable: traffic_node, params_file: traffic.yaml}\n", "",
+     "a second traffic_node"),
+])
+def test_what_the_engine_cannot_run_as_the_graph_would_is_refused(tmp_path, extra, drop, words):
+    scenario = graph.load_scenario(_scenario_file(tmp_path, extra, drop))
+    with pytest.raises(ConfigError, match=words):
+        engine_params(scenario, graph.resolve_args({"mode": "lockstep"}))
+
+
+def test_a_bad_parameter_in_a_cores_file_is_refused_naming_it(tmp_path):
+    params = tmp_path / "bad_dynamics.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    lockstep_frame_stepz: 20\n")
+    text = config_path("scenarios/urban.yaml").read_text().replace(
+        "params_file: dynamics.yaml", f"params_file: {params}")
+    path = tmp_path / "scenario.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="lockstep_frame_stepz"):
+        engine_params(graph.load_scenario(str(path)), graph.resolve_args({"mode": "lockstep"}))
+
+
+def test_the_engine_is_refused_in_real_time_and_with_a_recording():
+    with pytest.raises(ConfigError, match="mode lockstep"):
+        graph.resolve_args({"engine": "true"})
+    with pytest.raises(ConfigError, match="no recorder"):
+        graph.resolve_args({"engine": "true", "mode": "lockstep", "record": "true"})
+    args = graph.resolve_args({"engine": "true", "mode": "fast"})
+    [process] = graph.processes(graph.load_scenario("urban"), args)
+    assert process.nodes[0].executable == "engine_node"

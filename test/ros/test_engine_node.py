@@ -1,0 +1,97 @@
+"""The engine node (nodes.engine_node): the urban scenario's cores in one process, run by
+``vehicle_sim_run --engine true``: a seeded run repeats its summary, its edges reach a reader over
+real DDS with the nodes' topics, frames and sim-time stamps, and it is refused where it cannot
+run as asked."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import rclpy
+
+from vehicle_sim.nodes import qos
+
+RUNNER = str(Path(sys.executable).parent / "vehicle_sim_run")
+
+DURATION_S = 6.0
+VARIES = ("wall_time_s", "real_time_factor")  # wall-clock figures of a run
+
+
+def run(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    return subprocess.run([RUNNER, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _summary(folder) -> dict:
+    [path] = list(folder.glob("summary-*.json"))
+    data = json.loads(path.read_text())
+    return {k: v for k, v in data.items() if k not in VARIES}
+
+
+def test_a_seeded_engine_run_repeats_its_summary_and_drives_the_ego(tmp_path):
+    summaries = []
+    for name in ("a", "b"):
+        result = run("--engine", "true", "--mode", "lockstep", "--duration", f"{DURATION_S:g}",
+                     "--seed", "3", "--record_dir", str(tmp_path / name), "--timeout", "200",
+                     timeout=240.0)
+        out = result.stdout + result.stderr
+        assert result.returncode == 0, out
+        assert "engine: exit 0" in out and "vehicle_sim run summary" in out
+        assert "not in the engine: bridge" in out, "what is left out is said"
+        summaries.append(_summary(tmp_path / name))
+    a, b = summaries
+    assert a == b
+    assert a["sim_time_s"] == DURATION_S and a["physics_steps"] == DURATION_S * 1000
+    assert a["distance_m"] > 10.0 and a["traffic_agents_max"] > 0
+    assert f"reached duration {DURATION_S:g} s of simulated time" in a["notes"]
+
+
+def test_the_engine_is_refused_in_real_time_with_one_line():
+    result = run("--engine", "true")
+    assert result.returncode == 2
+    assert "engine" in result.stderr and "mode lockstep" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_node, start_node):
+    from nav_msgs.msg import Odometry
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu, NavSatFix
+    from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
+    got: dict[str, list] = {k: [] for k in ("clock", "state", "odom", "imu", "fix", "agents",
+                                            "lights")}
+    subs = [ros_node.create_subscription(t, topic, lambda m, k=k: got[k].append(m), q)
+            for k, t, topic, q in (
+                ("clock", Clock, "/clock", qos.RELIABLE_STREAM),
+                ("state", VehicleState, "vehicle/state", qos.STATE),
+                ("odom", Odometry, "odom", qos.STATE),
+                ("imu", Imu, "imu/data", qos.SENSOR),
+                ("fix", NavSatFix, "gnss/fix", qos.SENSOR),
+                ("agents", TrafficAgentArray, "traffic/agents", qos.LARGE_STREAM),
+                ("lights", TrafficLightArray, "traffic/lights", qos.LIGHTS))]
+    engine = start_node("engine_node", params={"duration": 8.0, "seed": 3, "record_dir": "''",
+                                                "wait_for_nodes": f"[{ros_node.get_name()}]"})
+    try:
+        ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
+                            what="the engine's run to end")
+        for _ in range(40):  # what is still on its way
+            ros_node.test_executor.spin_once(timeout_sec=0.05)
+    finally:
+        out = engine.stop()
+        for sub in subs:
+            ros_node.destroy_subscription(sub)
+    assert engine.proc.returncode == 0, out
+    assert all(got.values()), {k: len(v) for k, v in got.items()}
+    stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["state"]]
+    assert all(t % 10_000_000 == 0 for t in stamps), "states on the 100 Hz sim-time grid"
+    assert stamps == sorted(set(stamps)) and stamps[-1] <= 8 * 10**9
+    clock = [m.clock.sec * 10**9 + m.clock.nanosec for m in got["clock"]]
+    assert clock == sorted(set(clock)) and clock[-1] <= 8 * 10**9
+    assert got["state"][0].header.frame_id == "odom" and got["state"][0].child_frame_id == \
+        "base_link"
+    assert got["imu"][0].header.frame_id == "imu_link"
+    assert got["fix"][0].header.frame_id == "gnss_link"
+    assert got["agents"][-1].header.frame_id == "map" and len(got["agents"][-1].agents) > 0
+    assert any(len(m.lights) > 0 for m in got["lights"])
+    assert rclpy.ok(context=ros_node.context)

@@ -1,0 +1,111 @@
+"""The lockstep engine's parameters, read from a scenario's ONE declaration (vehicle_sim.graph):
+each core gets what its node would get, its parameter file (the ``/**`` section, then its own
+name's, as rcl reads them) and the parameters the scenario passes from launch arguments, typed
+and validated by the node's own dataclass (an unknown name or a bad value: ConfigError naming
+it, as at a node's start). No ROS import.
+
+The engine runs the scenario's dynamics, traffic, ego driver, imu and gps nodes as cores (one of
+each); a scenario without them, with more than one traffic node (shards) or with a schedule of
+faults is refused: the engine cannot run it as the graph would.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vehicle_sim import graph
+from vehicle_sim.core.config import ConfigError, build_flat, flat_fields, load_yaml
+from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.ego.params import EgoDriverParams
+from vehicle_sim.core.engine.urban import EngineParams
+from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
+from vehicle_sim.core.traffic.node_params import TrafficNodeParams
+
+# the executables the engine runs as cores, and each one's parameters
+CORES = {"dynamics_node": ("dynamics", DynamicsParams), "traffic_node": ("traffic",
+                                                                          TrafficNodeParams),
+         "ego_driver_node": ("ego_driver", EgoDriverParams),
+         "imu_node": ("imu", ImuNodeParams), "gps_node": ("gps", GpsNodeParams)}
+# what the engine leaves out, and why (refused: the engine's run would not be the graph's)
+LEFT_OUT = {"bridge_node": "no rig and no stack: the autopilot drives the ego directly",
+            "sim_monitor": "the engine writes the run summary itself",
+            "recorder_node": "the engine's edges go to any recorder on the ROS graph",
+            "ground_truth_node": "not in the engine yet (run the graph for the ground truth)",
+            "accident_node": "not in the engine yet (run the graph for the accident events)"}
+
+
+# what the graph gives its nodes to find each other (graph.node_parameters): not for cores
+GRAPH_WIRING = frozenset({"wait_for_nodes", "lockstep_peers", "lockstep_graph", "lockstep",
+                          "lockstep_inputs"})
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested parameter groups as dotted names (``initial: {x_m: 1}`` -> ``initial.x_m``)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def file_parameters(node: graph.NodeSpec) -> dict[str, Any]:
+    """The node's parameters from its file: ``/**`` then its own section (``name`` or
+    ``/name``), each ``ros__parameters``."""
+    path = graph.params_file(node)
+    if path is None:
+        return {}
+    data = load_yaml(path)
+    out: dict[str, Any] = {}
+    for section in ("/**", node.name, f"/{node.name}"):
+        params = (data.get(section) or {}).get("ros__parameters") or {}
+        if not isinstance(params, Mapping):
+            raise ConfigError(str(path), section, "ros__parameters is not a mapping")
+        out.update(flatten(params))
+    return out
+
+
+def core_params(cls: type, node: graph.NodeSpec, args: dict[str, str],
+                scenario: graph.Scenario) -> Any:
+    """``cls`` built from what ``node`` would be given (module docstring)."""
+    known = {name for name, *_ in flat_fields(cls)}
+    source = f"scenario node {node.name} ({node.params_file or 'no parameter file'})"
+    values = file_parameters(node)
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(source, unknown[0], f"unknown parameter (known: "
+                          f"{', '.join(sorted(known))})")
+    given = graph.node_parameters(node, args, scenario)
+    values.update({k: v for k, v in given.items() if k in known and k not in GRAPH_WIRING})
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+    return build_flat(cls, values, source=source)
+
+
+def engine_params(scenario: graph.Scenario, args: dict[str, str]) -> EngineParams:
+    """The engine's parameters for ``scenario`` run with launch arguments ``args`` (resolved:
+    graph.resolve_args); ConfigError when the engine cannot run it (module docstring)."""
+    if scenario.schedule:
+        raise ConfigError("scenario", "schedule", "the engine runs no fault schedule yet: run "
+                          "the node graph (engine false)")
+    args = {**args, "mode": "fast"}  # the cores wait for no peer: the engine orders them
+    found: dict[str, Any] = {}
+    for node in graph.active_nodes(scenario, args):
+        if node.executable not in CORES:
+            continue
+        field, cls = CORES[node.executable]
+        if field in found:
+            raise ConfigError("scenario", node.name, f"a second {node.executable}: the engine "
+                              f"runs one of each (no shards)")
+        found[field] = core_params(cls, node, args, scenario)
+    missing = [exe for exe, (field, _) in CORES.items() if field not in found]
+    if missing:
+        raise ConfigError("scenario", "nodes", f"the engine needs {', '.join(missing)}")
+    return EngineParams(**found)
+
+
+def left_out(scenario: graph.Scenario, args: dict[str, str]) -> list[str]:
+    """One line per active node the engine does not run, and why."""
+    return [f"{n.name} ({n.executable}): {LEFT_OUT.get(n.executable, 'not an engine core')}"
+            for n in graph.active_nodes(scenario, args) if n.executable not in CORES]

@@ -1,0 +1,239 @@
+"""Engine node: a scenario's cores in ONE process (core.engine.urban), stepped in a fixed order as
+fast as the machine goes, with ROS only at the edges (issue 14: lockstep batch runs far faster
+than real time; the node graph spends a lockstep frame in per-message Python across eight
+processes). ``vehicle_sim_run --engine true`` (or ``ros2 launch ... engine:=true``) starts it in
+place of the scenario's nodes; their parameters come from the same declaration
+(vehicle_sim.engine_setup), so the same cores run with the same parameters and seed.
+
+Edges (the topics and QoS of the nodes they stand for; a message is built only while some
+reader is matched, so an edge nobody reads costs nothing): ``/clock``, ``vehicle/state``,
+``vehicle/state_raw``, ``odom`` (base_link at ``base_link``) and ``/tf``, ``imu/data``,
+``gnss/fix``, ``gnss/velocity``, ``traffic/agents`` (CDR from the arrays), ``traffic/lights``,
+``autonomy/control`` (the autopilot's commands). The engine waits for no reader: a reader that
+must see every message subscribes with a reliable QoS deep enough, or runs the node graph.
+Ego contacts go to the log; the ego's damage and the run summary go to the summary (printed at
+the end and written to ``record_dir`` as the sim_monitor does). Not run (refused with exit 2
+where the run would differ, see engine_setup): fault schedules, shards; left out with one log
+line each: the bridge (no rig, no stack: the autopilot drives), the accident and ground-truth
+nodes, the monitor (its summary is written here), the recorder.
+
+Time: sim time only, from the engine's steps (no wall clock in the loop), so a seed repeats a
+run byte for byte; the run ends at ``duration`` (the summary covers [0, duration]).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+from geometry_msgs.msg import TwistWithCovarianceStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, NavSatFix
+
+from vehicle_sim import graph
+from vehicle_sim.core.ego.autopilot import Command
+from vehicle_sim.core.engine.params import EngineNodeParams
+from vehicle_sim.core.engine.urban import UrbanEngine
+from vehicle_sim.core.frames import vehicle_reference_m
+from vehicle_sim.core.run_summary import write_summary
+from vehicle_sim.core.sensors.gnss import GnssFix
+from vehicle_sim.core.sensors.imu import ImuSample
+from vehicle_sim.core.vehicle.interface import VehicleSnapshot
+from vehicle_sim.engine_setup import engine_params, left_out
+from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleControl, VehicleState
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+from vehicle_sim.nodes import traffic_msgs as tm
+from vehicle_sim.nodes.gps_node import gnss_velocity, navsatfix
+from vehicle_sim.nodes.graph_start import GraphStart
+from vehicle_sim.nodes.imu_node import imu_msg
+from vehicle_sim.nodes.main import NodeEntry, run_nodes
+from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.nodes.tf_publisher import TfPublisher, reference_odometry
+from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
+from vehicle_sim.warm import warm_accident, warm_ego, warm_traffic, warm_vehicles
+
+PROGRESS_PERIOD_S = 1.0  # [s] wall time between progress lines (as the sim_monitor's)
+
+
+class EngineNode(Node):
+    def __init__(self, **options) -> None:
+        super().__init__("engine", **options)
+        self.p = declare_and_load(self, EngineNodeParams)
+        # it owns /clock and runs on its own steps: no reader of the clock it publishes
+        self.set_parameters([Parameter("use_sim_time", value=False)])
+        scenario = graph.load_scenario(self.p.scenario)
+        args = graph.resolve_args({"scenario": self.p.scenario, "seed": str(self.p.seed),
+                                   "mode": "lockstep", "base_link": self.p.base_link})
+        self.ep = engine_params(scenario, args)  # ConfigError: the node refuses to start
+        for line in left_out(scenario, args):
+            self.get_logger().info(f"not in the engine: {line}")
+        d = self.ep.dynamics
+        self.frame_id, self.base_frame, self.model_name = d.odom_frame, d.base_frame, d.model
+        self.pub_clock = self.create_publisher(Clock, "/clock", qos.RELIABLE_STREAM)
+        self.pub_state = self.create_publisher(VehicleState, "vehicle/state", qos.STATE)
+        self.pub_raw = self.create_publisher(VehicleState, "vehicle/state_raw",
+                                             qos.RELIABLE_STREAM)
+        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE)
+        self.tf = (TfPublisher(self, d.odom_in_map, d.map_frame, d.odom_frame)
+                   if d.publish_tf else None)
+        self.pub_imu = self.create_publisher(Imu, self.ep.imu.imu_topic, qos.SENSOR)
+        self.pub_fix = self.create_publisher(NavSatFix, self.ep.gps.fix_topic, qos.SENSOR)
+        self.pub_vel = (self.create_publisher(TwistWithCovarianceStamped,
+                                              self.ep.gps.velocity_topic, qos.SENSOR)
+                        if self.ep.gps.velocity_topic else None)
+        self.pub_agents = self.create_publisher(TrafficAgentArray, "traffic/agents",
+                                                qos.LARGE_STREAM)
+        self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", qos.LIGHTS)
+        self.pub_command = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+        self.engine = UrbanEngine(self.ep, self)
+        self.base_r_m = vehicle_reference_m(self.p.base_link, self.engine.vehicle, d.model)
+        network = self.engine.world.sim.network
+        self.encoder = tm.AgentEncoder(network.lane_names)
+        self.light_xy, self.ped_xy = tm.light_positions(network)
+        self.damage_book: dict[str, dict[str, list]] = {}  # body -> its parts' damage
+        self.failed = self.finished = self._started = False
+        self._wall0 = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="engine", daemon=True)
+        self.get_logger().info(f"engine: scenario {self.p.scenario}, seed {self.p.seed}, "
+                               f"duration {self.p.duration:g} s, frames of "
+                               f"{d.lockstep_frame_steps} steps at {d.physics_rate_hz:g} Hz")
+
+    # ---- the run -------------------------------------------------------------------------
+    def start(self) -> None:
+        """The frames start once the nodes of ``wait_for_nodes`` are up (GraphStart)."""
+        d = self.ep.dynamics
+        self._graph_start = GraphStart(self, self.p.wait_for_nodes, d.start_timeout_s,
+                                       d.start_settle_s, self._start_frames)
+
+    def _start_frames(self) -> None:
+        self._wall0 = self._progress_wall = time.monotonic()
+        self._started = True
+        self._thread.start()
+
+    def _run(self) -> None:
+        """Frames until ``duration`` (or a stop), then the summary is due."""
+        end_ns = round(self.p.duration * 1e9)
+        frame_ns = self.ep.dynamics.lockstep_frame_steps * self.ep.dynamics.dt_ns
+        try:
+            while not self._stop.is_set() and (not end_ns or self.engine.t_ns < end_ns):
+                if end_ns and self.engine.t_ns + frame_ns > end_ns:
+                    self.engine.step()  # the last steps up to the duration exactly
+                else:
+                    self.engine.frame()
+                self._progress()
+        except Exception as exc:  # a diverged model, a core error: the run failed
+            self.get_logger().fatal(f"engine failed at t={self.engine.t_ns * 1e-9:.3f} s: "
+                                    f"{type(exc).__name__}: {exc}")
+            self.failed = True
+        self.finished = True
+
+    def _progress(self) -> None:
+        if os.environ.get(PROGRESS_ENV) != "1":
+            return
+        now = time.monotonic()
+        if now - self._progress_wall >= PROGRESS_PERIOD_S:
+            self._progress_wall = now
+            s = self.engine.summary
+            rtf = s.sim_time_s / max(now - self._wall0, 1e-9)
+            print(f"{PROGRESS_MARK} {s.sim_time_s:.3f} {self.p.duration:.3f} {rtf:.3f} "
+                  f"{s.traffic_agents_max} {s.accidents}", flush=True)
+
+    def stop(self) -> None:
+        """The summary, printed (and written to record_dir) before the ROS clean-up."""
+        self._stop.set()
+        if self._started:
+            self._thread.join(timeout=5.0)
+        s = self.engine.summary
+        s.wall_time_s = time.monotonic() - self._wall0
+        s.real_time_factor = s.sim_time_s / s.wall_time_s if s.wall_time_s > 0 else 0.0
+        done = self.p.duration > 0 and self.engine.t_ns >= round(self.p.duration * 1e9)
+        s.notes.append(f"reached duration {self.p.duration:g} s of simulated time" if done
+                       else "failed" if self.failed else "interrupted")
+        s.notes.append("lockstep engine: the scenario's cores in one process")
+        print(write_summary(s, self.p.record_dir, [], self.damage_book), flush=True)
+        self.engine.close()
+
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    # ---- edges (core.engine.urban.Edges) ---------------------------------------------------
+    def clock(self, t_ns: int) -> None:
+        self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
+
+    def vehicle(self, t_ns: int, snap: VehicleSnapshot, raw: bool, state: bool) -> None:
+        out_state = state and (_read(self.pub_state) or _read(self.pub_odom) or
+                               (self.tf is not None and self.tf.enabled))
+        if not ((raw and _read(self.pub_raw)) or out_state):
+            return
+        msg = conv.vehicle_state(snap, t_ns, self.frame_id, self.base_frame, self.model_name)
+        if raw:
+            self.pub_raw.publish(msg)
+        if state:
+            self.pub_state.publish(msg)
+            odom = reference_odometry(msg, self.base_r_m)
+            self.pub_odom.publish(odom)
+            if self.tf is not None:
+                self.tf.send(odom)
+
+    def imu(self, t_ns: int, sample: ImuSample) -> None:
+        if _read(self.pub_imu):
+            self.pub_imu.publish(imu_msg(sample, t_ns, self.ep.imu.frame_id))
+
+    def fix(self, fix: GnssFix) -> None:
+        if _read(self.pub_fix):
+            self.pub_fix.publish(navsatfix(fix, self.ep.gps.frame_id))
+        if (self.pub_vel is not None and fix.velocity_enu_mps is not None
+                and _read(self.pub_vel)):
+            self.pub_vel.publish(gnss_velocity(fix, self.ep.gps.frame_id))
+
+    def traffic(self, t_ns: int, agents: dict[str, np.ndarray],
+                lights: tuple[list[str], np.ndarray]) -> None:
+        frame, source = self.ep.traffic.frame_id, "traffic"
+        if _read(self.pub_agents):
+            owner = np.full(len(agents["uid"]), self.ep.traffic.shard_index)
+            self.pub_agents.publish(self.encoder.encode(agents, owner, t_ns, frame, source))
+        if _read(self.pub_lights):
+            ped_names, ped = self.engine.world.sim.pedestrian_states()
+            self.pub_lights.publish(tm.lights_msg(lights[0], lights[1], self.light_xy,
+                                                  ped_names, ped, self.ped_xy, t_ns, frame,
+                                                  source))
+
+    def command(self, t_ns: int, cmd: Command) -> None:
+        if _read(self.pub_command):
+            out = VehicleControl(steering_angle=cmd.steer_rad, throttle=cmd.throttle,
+                                 brake=cmd.brake, gear=cmd.gear)
+            out.header.stamp = conv.stamp(t_ns)
+            self.pub_command.publish(out)
+
+    def damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None:
+        self.damage_book["ego"] = {"impulse_ns": [float(v) for v in impulse_ns],
+                              "level": [int(v) for v in levels]}
+
+    def contact(self, line: str) -> None:
+        self.get_logger().info(line)
+
+
+def _read(pub) -> bool:
+    """A reader is matched: the message is worth building."""
+    return pub.get_subscription_count() > 0
+
+
+def _warm() -> None:
+    warm_vehicles()
+    warm_traffic()
+    warm_ego()
+    warm_accident()
+
+
+# how a process runs this node (nodes.main)
+ENTRY = NodeEntry(EngineNode, "engine", done=lambda node: node.finished, warm_up=_warm)
+
+
+def main(args: list[str] | None = None) -> int:
+    return run_nodes([(ENTRY, [])], args)
