@@ -10,8 +10,8 @@ Per 20 ms frame (config/dynamics.yaml's lockstep_frame_steps at 1 kHz), with the
 - ego driver: Autopilot.update at its control rate (50 Hz) with the newest agents, its command
   into the loop;
 - sensors: ImuModel.update at every raw state, GnssModel.update at every state (their presets);
-- accidents: AccidentDetector.update at every state with the ego's and every agent's box and
-  the map's static objects (config/accident.yaml's margins).
+- accidents: AccidentDetector.update_arrays at every state with the ego's and every agent's box
+  as columns and the map's static objects (config/accident.yaml's margins).
 Not in it: the ego's crash contacts (pybullet, ~15 us per step more where agents are near), the
 bridge's washout and the ground-truth and monitor outputs (they build messages for the edges).
 
@@ -31,7 +31,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from vehicle_sim.core.accident.detect import AccidentDetector, Body, static_body
+from vehicle_sim.core.accident.detect import AccidentDetector, static_body
+from vehicle_sim.core.accident.detect_arrays import N_ROWS, Bodies
 from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.config import load
 from vehicle_sim.core.dynamics_params import DynamicsParams
@@ -54,6 +55,7 @@ FRAME_STEPS = 20  # lockstep_frame_steps of config/dynamics.yaml
 SEED = 3
 TRAFFIC_PARAMS = "traffic/city.yaml"  # config/traffic.yaml
 MAP = "maps/urban_grid.yaml"
+EGO_ID = -1  # the ego's body id (agents: their uid >= 0)
 
 
 class Cores:
@@ -134,22 +136,27 @@ class Cores:
                                        brake=cmd.brake, gear=cmd.gear))
 
     def _detect(self, t_ns: int, s) -> None:
+        """The ego's and every agent's box as columns (no object per agent)."""
         yaw = float(s.rpy_rad[2])
         c, si = math.cos(yaw), math.sin(yaw)
         u, w = float(s.velocity_mps[0]), float(s.velocity_mps[1])
-        bodies = [Body("ego", float(s.position_m[0]), float(s.position_m[1]), yaw,
-                       *self.ego_box, c * u - si * w, si * u + c * w,
-                       float(s.angular_velocity_radps[2]))]
-        a = getattr(self, "agents", None)
-        if a is not None:
-            for i in range(len(a["x"])):
-                h = float(a["yaw"][i])
-                sp = float(a["speed"][i])
-                bodies.append(Body(f"agent_{int(a['uid'][i])}", float(a["x"][i]),
-                                   float(a["y"][i]), h, float(a["length"][i]),
-                                   float(a["width"][i]), sp * math.cos(h), sp * math.sin(h),
-                                   0.0))
-        self.accidents += len(self.detector.update(t_ns, bodies, "ego", self.statics))
+        a = getattr(self, "agents", {"uid": np.zeros(0, np.int64)})
+        n = len(a["uid"])
+        ids, state = np.empty(1 + n, np.int64), np.empty((N_ROWS, 1 + n))
+        ids[0], ids[1:] = EGO_ID, a["uid"]
+        state[:, 0] = (float(s.position_m[0]), float(s.position_m[1]), yaw, *self.ego_box,
+                       c * u - si * w, si * u + c * w, float(s.angular_velocity_radps[2]))
+        if n:
+            h, sp = a["yaw"], a["speed"]
+            for row, col in enumerate((a["x"], a["y"], h, a["length"], a["width"],
+                                       sp * np.cos(h), sp * np.sin(h), 0.0)):
+                state[row, 1:] = col
+        self.accidents += len(self.detector.update_arrays(
+            t_ns, Bodies(ids, body_name, state), "ego", self.statics))
+
+
+def body_name(body_id: int) -> str:
+    return "ego" if body_id == EGO_ID else f"agent_{body_id}"
 
 
 def bare(frames: int) -> float:

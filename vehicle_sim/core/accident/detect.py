@@ -6,7 +6,8 @@ traffic agents; the box is taken as centred there, a simplification of a few dec
 
 - Broad phase (004): bounding spheres, centre distance < r_a + r_b with r = hypot(l, w) / 2;
   narrow phase: oriented boxes by the separating-axis test. Both come from
-  :func:`vehicle_sim.core.traffic.collisions.overlapping_pairs` (a grid keeps it O(n)).
+  :func:`vehicle_sim.core.traffic.collisions.overlapping_pairs` (a grid keeps it O(n)), on the
+  bodies as columns (``detect_arrays``); the geometry below runs for the candidate pairs only.
 - Contact point (004: "at the middle of the overlap"): the area centroid of the intersection
   polygon of the two rectangles (Sutherland-Hodgman clipping).
 - Contact normal: the separating axis of least penetration, oriented from actor to victim.
@@ -30,7 +31,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vehicle_sim.core.traffic.collisions import overlapping_pairs
+from vehicle_sim.core.accident import detect_arrays
+from vehicle_sim.core.accident.detect_arrays import (
+    LENGTH,
+    WIDTH,
+    Bodies,
+    NameIds,
+    StaticBoxes,
+    bad_rows,
+    body_pairs,
+    static_pairs,
+)
 
 PART_FRONT, PART_REAR, PART_LEFTSIDE, PART_RIGHTSIDE, PART_UNKNOWN = range(5)  # AccidentEvent
 PART_NAMES = ("front", "rear", "leftside", "rightside", "unknown")
@@ -184,7 +195,12 @@ def contact(a: Body, b: Body, t_ns: int, part_margin_m: float,
 
 
 class AccidentDetector:
-    """Reports each contact episode of a pair of bodies once (see the module docstring)."""
+    """Reports each contact episode of a pair of bodies once (see the module docstring).
+
+    Bodies come as columns (:meth:`update_arrays`, ``detect_arrays.Bodies``: the broad phases
+    run on the arrays, a ``Body`` is made only for a candidate pair) or as a list of ``Body``
+    (:meth:`update`, turned into columns); a detector takes one of the two kinds (the ids
+    :meth:`update` gives its bodies are its own)."""
 
     def __init__(self, release_s: float = 0.5, part_margin_m: float = 0.1):
         if not release_s > 0.0 or not 0.0 <= part_margin_m < 1.0:
@@ -193,20 +209,16 @@ class AccidentDetector:
         self.release_ns = round(release_s * 1e9)
         self.part_margin_m = part_margin_m
         self._last_seen: dict[tuple[str, str], int] = {}  # pair -> last t_ns in contact
-        self._before: dict[str, Body] = {}  # each body at the previous update
-        self._statics_key: tuple[Body, ...] = ()  # the statics of _statics_box
-        self._statics_box = np.zeros((0, 4))
+        self._before: Bodies | None = None  # the bodies of the previous update
+        self._statics = StaticBoxes()
+        self._names = NameIds()  # update(): an id per name
 
-    @staticmethod
-    def warm_up() -> None:
-        """Compile (or load from the cache) the numba broad phase now, not at the first contact."""
-        z = np.zeros(2)
-        overlapping_pairs(z, z + 1.0, z, z + 1.0, z + 1.0, 10.0)
+    warm_up = staticmethod(detect_arrays.warm_up)  # numba compile, not at the first contact
 
     def reset(self) -> None:
         """Forget every episode and previous sample (a new run)."""
         self._last_seen.clear()
-        self._before.clear()
+        self._before = None
 
     @property
     def active_pairs(self) -> set[tuple[str, str]]:
@@ -217,70 +229,61 @@ class AccidentDetector:
                statics: list[Body] = ()) -> list[Contact]:
         """New contacts among ``bodies`` and between them and ``statics`` (fixed bodies, e.g.
         the map's objects, checked in a pass of their own: a building's size would coarsen the
-        vehicles' grid) at sim time t_ns [ns] (names must be unique).
+        vehicles' grid) at sim time t_ns [ns] (names must be unique, the statics' too).
 
         only_with: if given, only pairs that include the body of that name are checked.
         """
-        # x, y, yaw, length, width, vx, vy, yaw rate of every body: checked and searched at once
-        arr = np.array([(b.x_m, b.y_m, b.yaw_rad, b.length_m, b.width_m, b.vx_mps, b.vy_mps,
-                         b.yaw_rate_radps) for b in bodies], dtype=float).reshape(-1, 8)
-        bad = ~np.isfinite(arr).all(axis=1) | (arr[:, 3] <= 0) | (arr[:, 4] <= 0)
-        if bad.any():
-            b = bodies[int(np.flatnonzero(bad)[0])]
+        return self.update_arrays(t_ns, self._names.columns(bodies), only_with, statics)
+
+    def update_arrays(self, t_ns: int, bodies: Bodies, only_with: str | None = None,
+                      statics: list[Body] = ()) -> list[Contact]:
+        """:meth:`update` with the bodies as columns."""
+        state = bodies.state
+        bad = bad_rows(state)
+        if len(bad):
+            b = _body(bodies, int(bad[0]))
             raise ValueError(f"body {b.name!r}: non-finite value or empty box: {b}")
+        diagonal = np.hypot(state[LENGTH], state[WIDTH])
         new: list[Contact] = []
-        pairs = [(bodies[i], bodies[j]) for i, j in self._candidates(arr)]
-        pairs += self._static_candidates(bodies, arr, statics)
-        for a, b in pairs:
-            if only_with is not None and only_with not in (a.name, b.name):
-                continue
-            key = tuple(sorted((a.name, b.name)))
-            before = (self._before.get(a.name), self._before.get(b.name))
-            c = contact(a, b, t_ns, self.part_margin_m,
-                        None if None in before or key in self._last_seen else before)
-            if c is None:
-                continue
-            if key not in self._last_seen:
-                new.append(c)
-            self._last_seen[key] = int(t_ns)
+        for i, j in body_pairs(state, diagonal).tolist():
+            names = bodies.name(i), bodies.name(j)
+            if only_with is None or only_with in names:
+                self._check(new, t_ns, _body(bodies, i, names[0]), _body(bodies, j, names[1]),
+                            (bodies, i, j))
+        for i, s in static_pairs(state, diagonal, self._statics.of(statics)).tolist():
+            name = bodies.name(i)
+            if only_with is None or only_with in (name, statics[s].name):
+                self._check(new, t_ns, _body(bodies, i, name), statics[s], None)
         self._last_seen = {k: t for k, t in self._last_seen.items()
                            if t_ns - t < self.release_ns}
-        self._before = {b.name: b for b in bodies}
+        self._before = Bodies(bodies.ids.copy(), bodies.name_of, state.copy())
         return new
 
-    def _static_candidates(self, bodies: list[Body], arr: np.ndarray,
-                           statics: list[Body]) -> list[tuple[Body, Body]]:
-        """(body, static) pairs whose bounding circle and axis-aligned box overlap."""
-        if not bodies or not statics:
-            return []
-        v = np.column_stack([arr[:, 0], arr[:, 1], 0.5 * np.hypot(arr[:, 3], arr[:, 4])])
-        st = self._static_boxes(statics)
-        near = (np.abs(v[:, None, 0] - st[None, :, 0]) <= v[:, None, 2] + st[None, :, 2]) & \
-            (np.abs(v[:, None, 1] - st[None, :, 1]) <= v[:, None, 2] + st[None, :, 3])
-        return [(bodies[i], statics[j]) for i, j in zip(*np.nonzero(near), strict=True)]
+    def _check(self, new: list[Contact], t_ns: int, a: Body, b: Body,
+               rows: tuple[Bodies, int, int] | None) -> None:
+        """Contact of a candidate pair; a new episode goes to ``new``. ``rows``: the pair's
+        rows when both are bodies (their previous sample, if any, decides the actor)."""
+        key = tuple(sorted((a.name, b.name)))
+        before = None if rows is None or key in self._last_seen else self._previous(*rows)
+        c = contact(a, b, t_ns, self.part_margin_m, before)
+        if c is None:
+            return
+        if key not in self._last_seen:
+            new.append(c)
+        self._last_seen[key] = int(t_ns)
 
-    def _static_boxes(self, statics: list[Body]) -> np.ndarray:
-        """x, y and half extents of each static's axis-aligned box, kept while the same
-        statics come (the map's: every update of a run)."""
-        key = tuple(statics)
-        if self._statics_key != key:
-            self._statics_key = key
-            self._statics_box = np.array([
-                (o.x_m, o.y_m, 0.5 * (o.length_m * abs(math.cos(o.yaw_rad))
-                                      + o.width_m * abs(math.sin(o.yaw_rad))),
-                 0.5 * (o.length_m * abs(math.sin(o.yaw_rad))
-                        + o.width_m * abs(math.cos(o.yaw_rad)))) for o in statics])
-        return self._statics_box
+    def _previous(self, bodies: Bodies, i: int, j: int) -> tuple[Body, Body] | None:
+        """Bodies i and j at the previous update, None unless both were in it."""
+        prev = self._before
+        if prev is None:
+            return None
+        pi, pj = prev.row_of(int(bodies.ids[i])), prev.row_of(int(bodies.ids[j]))
+        return None if pi is None or pj is None else (_body(prev, pi), _body(prev, pj))
 
-    @staticmethod
-    def _candidates(arr: np.ndarray) -> np.ndarray:
-        """Index pairs whose spheres and oriented boxes overlap (004 broad + narrow phase);
-        ``arr``: a row per body, x, y, yaw, length, width first."""
-        if len(arr) < 2:
-            return np.zeros((0, 2), dtype=np.int64)
-        cell = max(1.0, float(np.hypot(arr[:, 3], arr[:, 4]).max()))  # >= any sum of radii
-        return overlapping_pairs(arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy(),
-                                 arr[:, 3].copy(), arr[:, 4].copy(), cell)
+
+def _body(bodies: Bodies, row: int, name: str | None = None) -> Body:
+    """Row ``row`` of the columns as a Body (its name given when known)."""
+    return Body(bodies.name(row) if name is None else name, *bodies.values(row))
 
 
 LINE_WALL_M = 0.5  # thickness of a barrier given as a line (as in the crash world's geometry)
