@@ -4,9 +4,10 @@ name's, as rcl reads them) and the parameters the scenario passes from launch ar
 and validated by the node's own dataclass (an unknown name or a bad value: ConfigError naming
 it, as at a node's start). No ROS import.
 
-The engine runs the scenario's dynamics, traffic, ego driver, imu and gps nodes as cores (one of
-each); a scenario without them, with more than one traffic node (shards) or with a schedule of
-faults is refused: the engine cannot run it as the graph would.
+The engine runs the scenario's dynamics, traffic, ego driver, imu and gps nodes, and its accident
+node if it has one, as cores (one of each); a scenario without them, with more than one traffic
+node (shards) or with a schedule of faults is refused: the engine cannot run it as the graph
+would.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vehicle_sim import graph
+from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.config import ConfigError, build_flat, flat_fields, load_yaml
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.params import EgoDriverParams
@@ -25,13 +27,14 @@ from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 CORES = {"dynamics_node": ("dynamics", DynamicsParams), "traffic_node": ("traffic",
                                                                           TrafficNodeParams),
          "ego_driver_node": ("ego_driver", EgoDriverParams),
-         "imu_node": ("imu", ImuNodeParams), "gps_node": ("gps", GpsNodeParams)}
+         "imu_node": ("imu", ImuNodeParams), "gps_node": ("gps", GpsNodeParams),
+         "accident_node": ("accident", AccidentParams)}
+OPTIONAL = frozenset({"accident_node"})  # cores a scenario may leave out
 # what the engine leaves out, and why (refused: the engine's run would not be the graph's)
 LEFT_OUT = {"bridge_node": "no rig and no stack: the autopilot drives the ego directly",
             "sim_monitor": "the engine writes the run summary itself",
             "recorder_node": "the engine's edges go to any recorder on the ROS graph",
-            "ground_truth_node": "not in the engine yet (run the graph for the ground truth)",
-            "accident_node": "not in the engine yet (run the graph for the accident events)"}
+            "ground_truth_node": "not in the engine yet (run the graph for the ground truth)"}
 
 
 # what the graph gives its nodes to find each other (graph.node_parameters): not for cores
@@ -99,7 +102,8 @@ def engine_params(scenario: graph.Scenario, args: dict[str, str]) -> EngineParam
             raise ConfigError("scenario", node.name, f"a second {node.executable}: the engine "
                               f"runs one of each (no shards)")
         found[field] = core_params(cls, node, args, scenario)
-    missing = [exe for exe, (field, _) in CORES.items() if field not in found]
+    missing = [exe for exe, (field, _) in CORES.items()
+               if field not in found and exe not in OPTIONAL]
     if missing:
         raise ConfigError("scenario", "nodes", f"the engine needs {', '.join(missing)}")
     return EngineParams(**found)

@@ -18,8 +18,8 @@ EGO_W = 0.6  # yaw rate of the ego's circle [rad/s]
 
 
 class ReferenceDetector:
-    """The detector before issue 14: a Body per body, the previous sample by name, every
-    candidate pair in Python (kept here as the oracle)."""
+    """The detector before issue 14: a Body per body, the previous sample by name (a static
+    object's: itself), every candidate pair in Python (kept here as the oracle)."""
 
     def __init__(self, release_s: float = 0.5, part_margin_m: float = 0.1):
         self.release_ns, self.part_margin_m = round(release_s * 1e9), part_margin_m
@@ -45,7 +45,8 @@ class ReferenceDetector:
             if only_with is not None and only_with not in (a.name, b.name):
                 continue
             key = tuple(sorted((a.name, b.name)))
-            before = (self.before.get(a.name), self.before.get(b.name))
+            seen = {**{o.name: o for o in statics}, **self.before}  # a static stays put
+            before = (seen.get(a.name), seen.get(b.name))
             c = contact(a, b, t_ns, self.part_margin_m,
                         None if None in before or key in self.last_seen else before)
             if c is None:

@@ -9,13 +9,14 @@ Edges (the topics and QoS of the nodes they stand for; a message is built only w
 reader is matched, so an edge nobody reads costs nothing): ``/clock``, ``vehicle/state``,
 ``vehicle/state_raw``, ``odom`` (base_link at ``base_link``) and ``/tf``, ``imu/data``,
 ``gnss/fix``, ``gnss/velocity``, ``traffic/agents`` (CDR from the arrays), ``traffic/lights``,
-``autonomy/control`` (the autopilot's commands). The engine waits for no reader: a reader that
+``autonomy/control`` (the autopilot's commands), ``accidents`` (AccidentEvent, the accident
+node's law: core.accident.watch). The engine waits for no reader: a reader that
 must see every message subscribes with a reliable QoS deep enough, or runs the node graph.
 Ego contacts go to the log; the ego's damage and the run summary go to the summary (printed at
 the end and written to ``record_dir`` as the sim_monitor does). Not run (refused with exit 2
 where the run would differ, see engine_setup): fault schedules, shards; left out with one log
-line each: the bridge (no rig, no stack: the autopilot drives), the accident and ground-truth
-nodes, the monitor (its summary is written here), the recorder.
+line each: the bridge (no rig, no stack: the autopilot drives), the ground-truth node, the
+monitor (its summary is written here), the recorder.
 
 Time: sim time only, from the engine's steps (no wall clock in the loop), so a seed repeats a
 run byte for byte; the run ends at ``duration`` (the summary covers [0, duration]).
@@ -35,6 +36,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, NavSatFix
 
 from vehicle_sim import graph
+from vehicle_sim.core.accident.watch import Event
 from vehicle_sim.core.ego.autopilot import Command
 from vehicle_sim.core.engine.params import EngineNodeParams
 from vehicle_sim.core.engine.urban import UrbanEngine
@@ -44,10 +46,17 @@ from vehicle_sim.core.sensors.gnss import GnssFix
 from vehicle_sim.core.sensors.imu import ImuSample
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.engine_setup import engine_params, left_out
-from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleControl, VehicleState
+from vehicle_sim.msg import (
+    AccidentEvent,
+    TrafficAgentArray,
+    TrafficLightArray,
+    VehicleControl,
+    VehicleState,
+)
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
+from vehicle_sim.nodes.accident_node import event_msg
 from vehicle_sim.nodes.gps_node import gnss_velocity, navsatfix
 from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.imu_node import imu_msg
@@ -90,6 +99,7 @@ class EngineNode(Node):
                                                 qos.LARGE_STREAM)
         self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", qos.LIGHTS)
         self.pub_command = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+        self.pub_accidents = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.engine = UrbanEngine(self.ep, self)
         self.base_r_m = vehicle_reference_m(self.p.base_link, self.engine.vehicle, d.model)
         network = self.engine.world.sim.network
@@ -156,7 +166,8 @@ class EngineNode(Node):
         s.notes.append(f"reached duration {self.p.duration:g} s of simulated time" if done
                        else "failed" if self.failed else "interrupted")
         s.notes.append("lockstep engine: the scenario's cores in one process")
-        print(write_summary(s, self.p.record_dir, [], self.damage_book), flush=True)
+        print(write_summary(s, self.p.record_dir, self.engine.accident_details,
+                                  self.damage_book), flush=True)
         self.engine.close()
 
     def exit_code(self) -> int:
@@ -211,11 +222,18 @@ class EngineNode(Node):
             out.header.stamp = conv.stamp(t_ns)
             self.pub_command.publish(out)
 
+    def accident(self, event: Event) -> None:
+        msg = event_msg(event, self.engine.summary.accidents, self.ep.accident.frame_id)
+        self.pub_accidents.publish(msg)
+        self.get_logger().info(
+            f"accident {msg.id} at t={event.contact.t_ns * 1e-9:.3f} s: {msg.actor} -> "
+            f"{msg.victim}, {msg.impact_speed:.1f} m/s")
+
     def damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None:
         self.damage_book["ego"] = {"impulse_ns": [float(v) for v in impulse_ns],
                               "level": [int(v) for v in levels]}
 
-    def contact(self, line: str) -> None:
+    def log(self, line: str) -> None:
         self.get_logger().info(line)
 
 

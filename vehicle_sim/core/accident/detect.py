@@ -253,7 +253,7 @@ class AccidentDetector:
         for i, s in static_pairs(state, diagonal, self._statics.of(statics)).tolist():
             name = bodies.name(i)
             if only_with is None or only_with in (name, statics[s].name):
-                self._check(new, t_ns, _body(bodies, i, name), statics[s], None)
+                self._check(new, t_ns, _body(bodies, i, name), statics[s], (bodies, i, None))
         self._last_seen = {k: t for k, t in self._last_seen.items()
                            if t_ns - t < self.release_ns}
         self._before = Bodies(bodies.ids.copy(), bodies.name_of, state.copy())
@@ -262,9 +262,10 @@ class AccidentDetector:
     def _check(self, new: list[Contact], t_ns: int, a: Body, b: Body,
                rows: tuple[Bodies, int, int] | None) -> None:
         """Contact of a candidate pair; a new episode goes to ``new``. ``rows``: the pair's
-        rows when both are bodies (their previous sample, if any, decides the actor)."""
+        rows (j None: ``b`` is a static object); their previous sample, if any, decides the
+        actor and the impact speed."""
         key = tuple(sorted((a.name, b.name)))
-        before = None if rows is None or key in self._last_seen else self._previous(*rows)
+        before = None if key in self._last_seen else self._previous(*rows, b)
         c = contact(a, b, t_ns, self.part_margin_m, before)
         if c is None:
             return
@@ -272,12 +273,17 @@ class AccidentDetector:
             new.append(c)
         self._last_seen[key] = int(t_ns)
 
-    def _previous(self, bodies: Bodies, i: int, j: int) -> tuple[Body, Body] | None:
-        """Bodies i and j at the previous update, None unless both were in it."""
+    def _previous(self, bodies: Bodies, i: int, j: int | None, static: Body
+                  ) -> tuple[Body, Body] | None:
+        """Bodies i and j (j None: the static object ``static``, which does not move) at the
+        previous update, None unless both were in it."""
         prev = self._before
         if prev is None:
             return None
-        pi, pj = prev.row_of(int(bodies.ids[i])), prev.row_of(int(bodies.ids[j]))
+        pi = prev.row_of(int(bodies.ids[i]))
+        if j is None:
+            return None if pi is None else (_body(prev, pi), static)
+        pj = prev.row_of(int(bodies.ids[j]))
         return None if pi is None or pj is None else (_body(prev, pi), _body(prev, pj))
 
 

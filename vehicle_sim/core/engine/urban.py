@@ -16,6 +16,9 @@ did between them is done here, at the nodes' rates, in this order after each phy
    the edges;
 4. the autopilot on its control grid with the state of t; its command acts from step k + 1 (the
    dynamics node's ``vehicle/control:=autonomy/control``: no rig, no stack in the loop).
+Accidents (with an accident node in the scenario; core.accident.watch, the accident node's law):
+the ego at every state against the newest traffic step's agents moved to the state's time, the
+agents among themselves at every traffic step.
 What leaves goes through ``Edges`` (the node publishes it; a test records it). Nothing reads the
 wall clock: with one seed a run repeats exactly, at whatever speed the machine gives.
 """
@@ -30,7 +33,9 @@ import numpy as np
 from vehicle_sim.core.accident.crash_params import crash_classes
 from vehicle_sim.core.accident.ego_contacts import AgentArrays
 from vehicle_sim.core.accident.ego_crash import EgoCrash, crash_setup
+from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.accident.traffic_world import TrafficWorld
+from vehicle_sim.core.accident.watch import COLUMNS, AccidentWatch, Event
 from vehicle_sim.core.config import load
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.autopilot import Autopilot, Command
@@ -48,6 +53,9 @@ from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.paths import config_path
 
+MAX_ACCIDENT_DETAILS = 1000  # bound of the summary's accident list (the count goes on)
+SOURCE_DETECTED, SOURCE_SCRIPTED = 0, 1  # AccidentEvent.SOURCE_* (the summary's "source")
+
 
 @dataclass(frozen=True)
 class EngineParams:
@@ -58,6 +66,7 @@ class EngineParams:
     ego_driver: EgoDriverParams
     imu: ImuNodeParams
     gps: GpsNodeParams
+    accident: AccidentParams | None = None  # None: the scenario has no accident node
 
 
 class Edges(Protocol):
@@ -70,8 +79,9 @@ class Edges(Protocol):
     def traffic(self, t_ns: int, agents: dict[str, np.ndarray],
                 lights: tuple[list[str], np.ndarray]) -> None: ...
     def command(self, t_ns: int, cmd: Command) -> None: ...
+    def accident(self, event: Event) -> None: ...
     def damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None: ...
-    def contact(self, line: str) -> None: ...
+    def log(self, line: str) -> None: ...
 
 
 class UrbanEngine:
@@ -90,13 +100,17 @@ class UrbanEngine:
         self.crash = None
         if d.map_file:
             self.crash = EgoCrash(crash_setup(d.map_file, self.vehicle, dt_s), self.model,
-                                  edges.damage, edges.contact)
+                                  edges.damage, edges.log)
             self.hooks.before_step = self.crash.before_step
         self.world = TrafficWorld(p.traffic)
         self.autopilot = Autopilot(self.world.sim.network, self.vehicle, p.ego_driver)
         self.imu = imu_model(p.imu, sensor_rng(p.imu.seed, IMU_STREAM))
         self.gnss = gnss_model(p.gps, sensor_rng(p.gps.seed, GPS_STREAM))
+        c = self.vehicle.chassis
+        self.watch = AccidentWatch(p.accident, (c.length_m, c.width_m)) if p.accident else None
+        self.agent_cols: tuple[int, dict[str, np.ndarray]] | None = None  # (stamp, watch's)
         self.summary = RunSummary()
+        self.accident_details: list[dict] = []  # as the sim_monitor's summary lists them
         self.every_state = d.every(d.state_rate_hz)
         self.traffic_dt_ns = p.traffic.dt_ns
         self.control_dt_ns = round(1e9 / p.ego_driver.control_rate_hz)
@@ -145,6 +159,14 @@ class UrbanEngine:
         self.summary.add_state(t_ns * 1e-9, float(snap.position_m[0]), float(snap.position_m[1]),
                                float(snap.velocity_mps[0]))
         self.summary.physics_steps = self.loop.k
+        if self.watch is not None:
+            p, v, w = snap.position_m, snap.velocity_mps, snap.angular_velocity_radps
+            ego = (float(p[0]), float(p[1]), float(snap.rpy_rad[2]), float(v[0]), float(v[1]),
+                   float(w[2]))
+            timeout_ns = round(self.watch.p.agent_timeout_s * 1e9)
+            current = ([self.agent_cols] if self.agent_cols is not None
+                       and t_ns - self.agent_cols[0] <= timeout_ns else [])
+            self._accidents(lambda: self.watch.ego(t_ns, ego, current))
 
     def _traffic(self, t_ns: int, snap: VehicleSnapshot) -> None:
         ego = (float(snap.position_m[0]), float(snap.position_m[1]), float(snap.rpy_rad[2]),
@@ -160,6 +182,25 @@ class UrbanEngine:
         self.autopilot.set_lights(dict(zip(lights[0], lights[1].tolist(), strict=True)))
         self.summary.traffic_agents_max = max(self.summary.traffic_agents_max, len(a["uid"]))
         self.edges.traffic(t_ns, a, lights)
+        if self.watch is not None:
+            cols = watch_columns(a)
+            self.agent_cols = (t_ns, cols)
+            self.watch.remember_faults(cols)
+            self._accidents(lambda: self.watch.agents(t_ns, [(t_ns, cols)]))
+
+    def _accidents(self, detect) -> None:
+        """The accidents ``detect()`` reports, to the summary and the edges (a body that is not
+        finite: one log line, the detection skipped, as the accident node does)."""
+        try:
+            events = detect()
+        except ValueError as exc:
+            self.edges.log(f"accident detection skipped: {exc}")
+            return
+        for e in events:
+            self.summary.accidents += 1
+            if len(self.accident_details) < MAX_ACCIDENT_DETAILS:
+                self.accident_details.append(details(e, self.summary.accidents))
+            self.edges.accident(e)
 
     def _control(self, t_ns: int, snap: VehicleSnapshot) -> None:
         cmd = self.autopilot.update(t_ns * 1e-9, float(snap.position_m[0]),
@@ -171,6 +212,27 @@ class UrbanEngine:
 
     def close(self) -> None:
         self.world.close()
+
+
+def watch_columns(a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """core.accident.watch's agent columns of agent columns (core.traffic.sim.agents; no
+    instructor in the engine: no fault ids)."""
+    n = len(a["uid"])
+    cols = {k: a[k] for k in COLUMNS if k in a}
+    cols["id"] = np.asarray(a["uid"], np.int64)
+    cols["fault_id"] = np.asarray(a.get("fault_id", np.zeros(n)), np.int64)
+    return cols
+
+
+def details(e: Event, event_id: int) -> dict:
+    """An accident as the run summary lists it (the sim_monitor's accident_details; parts and
+    source: AccidentEvent's constants)."""
+    c = e.contact
+    return {"time_s": c.t_ns * 1e-9, "id": event_id, "actor": c.actor, "victim": c.victim,
+            "actor_part": c.actor_part, "victim_part": c.victim_part,
+            "impact_speed_mps": c.impact_speed_mps, "position_m": list(c.position_m),
+            "source": SOURCE_SCRIPTED if e.scripted else SOURCE_DETECTED,
+            "fault_id": e.fault_id}
 
 
 def agent_arrays(a: dict[str, np.ndarray], t_ns: int) -> AgentArrays:
