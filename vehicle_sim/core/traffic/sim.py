@@ -255,7 +255,7 @@ class TrafficSim:
         if (x - pose[0]) * math.cos(pose[2]) + (y - pose[1]) * math.sin(pose[2]) < min_ahead_m:
             return False
         far = math.hypot(x - pose[0], y - pose[1]) > zn.SPAWN_CLEAR_M
-        return far and bool(self.zone.inside(pose, np.array([x]), np.array([y]))[0])
+        return far and self.zone.inside_point(pose, x, y)
 
     # ----------------------------------------------------------------- reading
     def agents(self, include_ghosts: bool = False) -> dict[str, np.ndarray]:

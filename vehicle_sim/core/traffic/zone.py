@@ -9,6 +9,7 @@ inwards (driving direction) and deleted once outside, keeping ``density_per_km``
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -68,6 +69,15 @@ class ControlZone:
         p = self.p
         return (lx >= -p.behind_m) & (lx <= p.ahead_m) & (np.abs(ly) <= p.half_width_m)
 
+    def inside_point(self, ego: tuple[float, float, float], x: float, y: float) -> bool:
+        """:meth:`inside` for one point (the same arithmetic, without arrays)."""
+        ex, ey, yaw = ego
+        c, s = math.cos(yaw), math.sin(yaw)
+        lx = (x - ex) * c + (y - ey) * s
+        ly = -(x - ex) * s + (y - ey) * c
+        p = self.p
+        return lx >= -p.behind_m and lx <= p.ahead_m and abs(ly) <= p.half_width_m
+
     def covered_sectors(self, ego: tuple[float, float, float]) -> np.ndarray:
         """Sectors overlapped by the zone (at most 4 by construction)."""
         ex, ey, yaw = ego
@@ -120,21 +130,38 @@ def free_at(lane_of: np.ndarray, s_of: np.ndarray, xy: np.ndarray, lane: int, s:
     return len(xy) == 0 or np.min(np.hypot(xy[:, 0] - p[0], xy[:, 1] - p[1])) >= SPAWN_CLEAR_M
 
 
+_SPAWN_LANES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # network -> table
+
+
+def _spawn_lanes(network: Network) -> tuple[list[int], list[float], np.ndarray]:
+    """The street lanes long enough to spawn on, their lengths [m] and the cumulative
+    distribution of their usable lengths (what Generator.choice builds from p), once per
+    network: the traffic draws spawn positions every step (issue 14)."""
+    table = _SPAWN_LANES.get(network)
+    if table is None:
+        lf, li = network.net.lane_f, network.net.lane_i
+        lanes = np.array([ln for ln in range(network.n_lanes) if li[ln, LI_CNODE] < 0
+                          and lf[ln, LF_LEN] > 2 * SPAWN_CLEAR_M])
+        usable = lf[lanes, LF_LEN] - SPAWN_CLEAR_M
+        cdf = np.cumsum(usable / usable.sum())
+        cdf /= cdf[-1]
+        table = _SPAWN_LANES[network] = (lanes.tolist(), lf[lanes, LF_LEN].tolist(), cdf)
+    return table
+
+
 def random_positions(network: Network, n: int, rng: np.random.Generator,
                      mask: np.ndarray | None = None) -> list[tuple[int, float]]:
-    """Up to n (lane, s) on street lanes, length-weighted, >= SPAWN_CLEAR_M apart per lane."""
-    lf, li = network.net.lane_f, network.net.lane_i
-    lanes = np.array([ln for ln in range(network.n_lanes) if li[ln, LI_CNODE] < 0
-                      and lf[ln, LF_LEN] > 2 * SPAWN_CLEAR_M])
-    usable = lf[lanes, LF_LEN] - SPAWN_CLEAR_M
+    """Up to n (lane, s) on street lanes, length-weighted, >= SPAWN_CLEAR_M apart per lane.
+    The lane is drawn as ``rng.choice(len(lanes), p=usable / usable.sum())`` draws it (one
+    uniform double, searched in the same cumulative distribution: the same stream)."""
+    lanes, length, cdf = _spawn_lanes(network)
     taken: dict[int, list[float]] = {}
     out: list[tuple[int, float]] = []
     for _ in range(20 * n):
         if len(out) >= n:
             break
-        k = rng.choice(len(lanes), p=usable / usable.sum())
-        ln, s = int(lanes[k]), float(rng.uniform(SPAWN_CLEAR_M / 2, lf[lanes[k], LF_LEN]
-                                                 - SPAWN_CLEAR_M / 2))
+        k = int(cdf.searchsorted(rng.random(), side="right"))
+        ln, s = lanes[k], float(rng.uniform(SPAWN_CLEAR_M / 2, length[k] - SPAWN_CLEAR_M / 2))
         if mask is not None and not mask(ln, s):
             continue
         if all(abs(s - o) >= SPAWN_CLEAR_M for o in taken.get(ln, [])):
