@@ -40,6 +40,7 @@ import numpy as np
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
 from vehicle_sim.core.traffic.kernels import driver_law as law
+from vehicle_sim.core.traffic.kernels.route_scan import corridor_leader, route_points
 from vehicle_sim.core.traffic.lights import RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.units import GRAVITY_MPS2
@@ -81,6 +82,10 @@ def warm_up(network: Network) -> None:
     law.steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
     law.curve_speed(1.0, 0.1)
     law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
+    net = network.net
+    line = route_points(net.pts, net.lane_f, net.lane_i, np.zeros(1, dtype=np.int64), 0.0,
+                        np.arange(0.0, 4.0, 2.0))
+    corridor_leader(np.zeros((1, 6)), line, 0.0, 0.0, 1.0, (1.0, 1.0), 0.0)
 
 
 class Autopilot:
@@ -99,6 +104,7 @@ class Autopilot:
         c = vehicle.chassis
         self.length_m, self.width_m, self.wheelbase_m = c.length_m, c.width_m, c.wheelbase_m
         self.half_length_m = 0.5 * c.length_m
+        self._own_size = (float(c.length_m), float(c.width_m))
 
     # ---------------------------------------------------------------- inputs
     def set_lights(self, states: Mapping[str, int]) -> None:
@@ -236,33 +242,21 @@ class Autopilot:
         return out
 
     def _leader(self, u: float) -> tuple[float, str]:
-        """IDM reaction to the nearest agent in the route corridor ahead (driver_law)."""
+        """IDM reaction to the nearest agent in the route corridor ahead (driver_law, through
+        kernels.route_scan.corridor_leader)."""
         p, a = self.p, self.agents
         if len(a) == 0:
             return math.inf, "leader"
         route = self.route
-        near = np.hypot(a[:, 0] - route.point_ahead(0.0)[0],
-                        a[:, 1] - route.point_ahead(0.0)[1]) < p.horizon_m
-        a = a[near]
-        if len(a) == 0:
-            return math.inf, "leader"
+        x0, y0, _, _ = route.point_ahead(0.0)
         line = route.polyline(p.horizon_m, POLYLINE_STEP_M)
-        d2 = (a[:, None, 0] - line[None, :, 0]) ** 2 + (a[:, None, 1] - line[None, :, 1]) ** 2
-        j = np.argmin(d2, axis=1)
-        h = line[j, 2]
-        dx, dy = a[:, 0] - line[j, 0], a[:, 1] - line[j, 1]
-        along = line[j, 3] + dx * np.cos(h) + dy * np.sin(h)
-        lat = -dx * np.sin(h) + dy * np.cos(h)
-        cr = np.cos(a[:, 2] - h)
-        own = (self.length_m, self.width_m)
-        gap = np.array([law.corridor_gap(along[k], lat[k], cr[k], own, (a[k, 4], a[k, 5]),
-                                         p.corridor_margin_m) for k in range(len(a))])
-        k = int(np.argmin(gap))
-        if gap[k] == math.inf:
+        k, gap, cos_rel = corridor_leader(a, line, x0, y0, p.horizon_m, self._own_size,
+                                          p.corridor_margin_m)
+        if k < 0:
             return math.inf, "leader"
         u0 = max(self.network.speed_limit(route.lane) - p.cruise_margin_mps, 0.1)
-        u_lead = max(0.0, a[k, 3] * cr[k])
-        return law.idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
+        u_lead = max(0.0, float(a[k, 3]) * cos_rel)
+        return law.idm(u, u0, gap, u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
                        p.time_headway_s, p.min_gap_m), "leader"
 
     def _accel(self, a_r: float, dt: float) -> float:
