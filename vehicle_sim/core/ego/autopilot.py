@@ -101,6 +101,7 @@ class Autopilot:
         self._delta_p_prev = 0.0
         self._a_prev = 0.0
         self._cleared_stops: set[tuple[int, float]] = set()
+        self._lanes: dict[int, tuple[float, float, float, float]] = {}  # _lane_speeds
         c = vehicle.chassis
         self.length_m, self.width_m, self.wheelbase_m = c.length_m, c.width_m, c.wheelbase_m
         self.half_length_m = 0.5 * c.length_m
@@ -115,7 +116,8 @@ class Autopilot:
     def set_agents(self, agents: np.ndarray) -> None:
         """(n, 6) rows x [m], y [m], yaw [rad], speed [m/s], length [m], width [m] (map frame)."""
         a = np.asarray(agents, dtype=float).reshape(-1, 6)
-        self.agents = a[np.all(np.isfinite(a), axis=1)]
+        finite = np.isfinite(a)
+        self.agents = a.copy(order="C") if finite.all() else a[finite.all(axis=1)]
 
     # ---------------------------------------------------------------- control
     def update(self, t_s: float, x: float, y: float, yaw: float, speed: float) -> Command:
@@ -182,17 +184,15 @@ class Autopilot:
 
     def _reference(self, u: float, ds: float) -> tuple[float, str]:
         """Most restrictive reference acceleration a_r [m/s^2] (004 eq. 9) and its name."""
-        p, network, route = self.p, self.network, self.route
+        p, route = self.p, self.route
         refs: list[tuple[float, str]] = []
         for idx, lane, start in route.lanes_ahead(p.horizon_m):
-            u_lim = max(network.speed_limit(lane) - p.cruise_margin_mps, 0.0)
+            u_lim, u_c, s_k_max, length = self._lane_speeds(lane)
             if idx == route.first:  # the current lane: its limit at the look-ahead distance
                 refs.append((law.ref_accel(u_lim, u, ds), "speed_limit"))
             else:
                 refs.append((self._slow(u_lim, u, start, ds), "speed_limit"))
-            k_max, s_k_max = network.sharpest_curve(lane)
-            u_c = law.curve_speed(p.lateral_accel_mps2, k_max)
-            if u_c < math.inf and start + network.lane_length(lane) > 0.0:
+            if u_c < math.inf and start + length > 0.0:
                 refs.append((self._slow(u_c, u, start + s_k_max, ds), "curve"))
             refs.extend(self._signals(idx, lane, start, u, ds))
         if route.dead_end:
@@ -200,6 +200,19 @@ class Autopilot:
             refs.append((self._stop(u, end, ds), "end_of_route"))
         refs.append(self._leader(u))
         return min(refs, key=lambda r: r[0])
+
+    def _lane_speeds(self, lane: int) -> tuple[float, float, float, float]:
+        """(speed limit - cruise margin (>= 0) [m/s], curve speed [m/s] (inf on near-straight
+        lanes), arc length of the sharpest point [m], length [m]) of a lane: fixed, computed
+        at its first use."""
+        out = self._lanes.get(lane)
+        if out is None:
+            network, p = self.network, self.p
+            k_max, s_k_max = network.sharpest_curve(lane)
+            out = self._lanes[lane] = (
+                max(network.speed_limit(lane) - p.cruise_margin_mps, 0.0),
+                law.curve_speed(p.lateral_accel_mps2, k_max), s_k_max, network.lane_length(lane))
+        return out
 
     def _slow(self, u_r: float, u: float, d: float, ds: float) -> float:
         """004 eq. 9 for a lower speed u_r at d metres: applied once d is within the comfortable
