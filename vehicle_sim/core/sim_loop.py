@@ -80,6 +80,7 @@ class SimLoop:
         self._commands = commands
         self._clock = clock
         self.dt_ns = params.dt_ns
+        self._dt_s = self.dt_ns * 1e-9  # the model's step [s]
         self.k = 0
         self._command = Controls(brake=params.watchdog_brake)
         self._watchdog = CommandWatchdog(params.command_timeout_s, params.watchdog_brake)
@@ -189,13 +190,14 @@ class SimLoop:
 
     def step(self, hooks: Hooks | None = None) -> None:
         """One physics step with the current (or watchdog) command (hooks: its before_step)."""
-        self.command_timeout = self._watchdog.expired(self.t_ns)
+        t_ns = self.k * self.dt_ns
+        self.command_timeout = self._watchdog.expired(t_ns)
         controls = self._watchdog.safe(self._command) if self.command_timeout else self._command
         controls = self._applied = self.faults.apply(controls)
         start = time.perf_counter()
         if hooks is not None:
-            hooks.before_step(self.k, self.t_ns)
-        self.model.step(controls, self.dt_ns * 1e-9)
+            hooks.before_step(self.k, t_ns)
+        self.model.step(controls, self._dt_s)
         self.compute.add(time.perf_counter() - start)
         self.k += 1
 

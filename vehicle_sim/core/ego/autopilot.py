@@ -40,6 +40,7 @@ import numpy as np
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
 from vehicle_sim.core.traffic.kernels import driver_law as law
+from vehicle_sim.core.traffic.kernels.route_scan import corridor_leader, route_points
 from vehicle_sim.core.traffic.lights import RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.units import GRAVITY_MPS2
@@ -81,6 +82,10 @@ def warm_up(network: Network) -> None:
     law.steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
     law.curve_speed(1.0, 0.1)
     law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
+    net = network.net
+    line = route_points(net.pts, net.lane_f, net.lane_i, np.zeros(1, dtype=np.int64), 0.0,
+                        np.arange(0.0, 4.0, 2.0))
+    corridor_leader(np.zeros((1, 6)), line, 0.0, 0.0, 1.0, (1.0, 1.0), 0.0)
 
 
 class Autopilot:
@@ -96,9 +101,11 @@ class Autopilot:
         self._delta_p_prev = 0.0
         self._a_prev = 0.0
         self._cleared_stops: set[tuple[int, float]] = set()
+        self._lanes: dict[int, tuple[float, float, float, float]] = {}  # _lane_speeds
         c = vehicle.chassis
         self.length_m, self.width_m, self.wheelbase_m = c.length_m, c.width_m, c.wheelbase_m
         self.half_length_m = 0.5 * c.length_m
+        self._own_size = (float(c.length_m), float(c.width_m))
 
     # ---------------------------------------------------------------- inputs
     def set_lights(self, states: Mapping[str, int]) -> None:
@@ -109,7 +116,8 @@ class Autopilot:
     def set_agents(self, agents: np.ndarray) -> None:
         """(n, 6) rows x [m], y [m], yaw [rad], speed [m/s], length [m], width [m] (map frame)."""
         a = np.asarray(agents, dtype=float).reshape(-1, 6)
-        self.agents = a[np.all(np.isfinite(a), axis=1)]
+        finite = np.isfinite(a)
+        self.agents = a.copy(order="C") if finite.all() else a[finite.all(axis=1)]
 
     # ---------------------------------------------------------------- control
     def update(self, t_s: float, x: float, y: float, yaw: float, speed: float) -> Command:
@@ -176,17 +184,15 @@ class Autopilot:
 
     def _reference(self, u: float, ds: float) -> tuple[float, str]:
         """Most restrictive reference acceleration a_r [m/s^2] (004 eq. 9) and its name."""
-        p, network, route = self.p, self.network, self.route
+        p, route = self.p, self.route
         refs: list[tuple[float, str]] = []
         for idx, lane, start in route.lanes_ahead(p.horizon_m):
-            u_lim = max(network.speed_limit(lane) - p.cruise_margin_mps, 0.0)
+            u_lim, u_c, s_k_max, length = self._lane_speeds(lane)
             if idx == route.first:  # the current lane: its limit at the look-ahead distance
                 refs.append((law.ref_accel(u_lim, u, ds), "speed_limit"))
             else:
                 refs.append((self._slow(u_lim, u, start, ds), "speed_limit"))
-            k_max, s_k_max = network.sharpest_curve(lane)
-            u_c = law.curve_speed(p.lateral_accel_mps2, k_max)
-            if u_c < math.inf and start + network.lane_length(lane) > 0.0:
+            if u_c < math.inf and start + length > 0.0:
                 refs.append((self._slow(u_c, u, start + s_k_max, ds), "curve"))
             refs.extend(self._signals(idx, lane, start, u, ds))
         if route.dead_end:
@@ -194,6 +200,19 @@ class Autopilot:
             refs.append((self._stop(u, end, ds), "end_of_route"))
         refs.append(self._leader(u))
         return min(refs, key=lambda r: r[0])
+
+    def _lane_speeds(self, lane: int) -> tuple[float, float, float, float]:
+        """(speed limit - cruise margin (>= 0) [m/s], curve speed [m/s] (inf on near-straight
+        lanes), arc length of the sharpest point [m], length [m]) of a lane: fixed, computed
+        at its first use."""
+        out = self._lanes.get(lane)
+        if out is None:
+            network, p = self.network, self.p
+            k_max, s_k_max = network.sharpest_curve(lane)
+            out = self._lanes[lane] = (
+                max(network.speed_limit(lane) - p.cruise_margin_mps, 0.0),
+                law.curve_speed(p.lateral_accel_mps2, k_max), s_k_max, network.lane_length(lane))
+        return out
 
     def _slow(self, u_r: float, u: float, d: float, ds: float) -> float:
         """004 eq. 9 for a lower speed u_r at d metres: applied once d is within the comfortable
@@ -236,33 +255,21 @@ class Autopilot:
         return out
 
     def _leader(self, u: float) -> tuple[float, str]:
-        """IDM reaction to the nearest agent in the route corridor ahead (driver_law)."""
+        """IDM reaction to the nearest agent in the route corridor ahead (driver_law, through
+        kernels.route_scan.corridor_leader)."""
         p, a = self.p, self.agents
         if len(a) == 0:
             return math.inf, "leader"
         route = self.route
-        near = np.hypot(a[:, 0] - route.point_ahead(0.0)[0],
-                        a[:, 1] - route.point_ahead(0.0)[1]) < p.horizon_m
-        a = a[near]
-        if len(a) == 0:
-            return math.inf, "leader"
+        x0, y0, _, _ = route.point_ahead(0.0)
         line = route.polyline(p.horizon_m, POLYLINE_STEP_M)
-        d2 = (a[:, None, 0] - line[None, :, 0]) ** 2 + (a[:, None, 1] - line[None, :, 1]) ** 2
-        j = np.argmin(d2, axis=1)
-        h = line[j, 2]
-        dx, dy = a[:, 0] - line[j, 0], a[:, 1] - line[j, 1]
-        along = line[j, 3] + dx * np.cos(h) + dy * np.sin(h)
-        lat = -dx * np.sin(h) + dy * np.cos(h)
-        cr = np.cos(a[:, 2] - h)
-        own = (self.length_m, self.width_m)
-        gap = np.array([law.corridor_gap(along[k], lat[k], cr[k], own, (a[k, 4], a[k, 5]),
-                                         p.corridor_margin_m) for k in range(len(a))])
-        k = int(np.argmin(gap))
-        if gap[k] == math.inf:
+        k, gap, cos_rel = corridor_leader(a, line, x0, y0, p.horizon_m, self._own_size,
+                                          p.corridor_margin_m)
+        if k < 0:
             return math.inf, "leader"
         u0 = max(self.network.speed_limit(route.lane) - p.cruise_margin_mps, 0.1)
-        u_lead = max(0.0, a[k, 3] * cr[k])
-        return law.idm(u, u0, gap[k], u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
+        u_lead = max(0.0, float(a[k, 3]) * cos_rel)
+        return law.idm(u, u0, gap, u - u_lead, p.accel_max_mps2, p.comfort_decel_mps2,
                        p.time_headway_s, p.min_gap_m), "leader"
 
     def _accel(self, a_r: float, dt: float) -> float:

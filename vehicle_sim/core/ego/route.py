@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from vehicle_sim.core.traffic.kernels.route_scan import route_points
 from vehicle_sim.core.traffic.network import Network
 
 HEADING_WEIGHT_M = 10.0  # start-lane cost: 1 - cos(heading error) weighs like 10 m of distance
@@ -51,6 +52,9 @@ class Route:
     def __init__(self, network: Network, start_lane: int, rng: np.random.Generator,
                  horizon_m: float):
         self.network, self.rng, self.horizon_m = network, rng, horizon_m
+        # lane lengths [m] as Python floats: read several hundred times per control step
+        self._length_m = [network.lane_length(lane) for lane in range(network.n_lanes)]
+        self._ahead_m: dict[tuple[float, float], np.ndarray] = {}  # polyline's distances
         self.lanes: list[int] = [start_lane]
         self.first = 0  # route index of lanes[0] (grows as lanes are left behind)
         self.s_m = 0.0  # arc length on the current lane (lanes[0]); < 0 before its start
@@ -63,7 +67,7 @@ class Route:
         return self.lanes[0]
 
     def length(self, lane: int) -> float:
-        return self.network.lane_length(lane)
+        return self._length_m[lane]
 
     def _extend(self) -> None:
         ahead = sum(self.length(ln) for ln in self.lanes) - self.s_m
@@ -96,10 +100,12 @@ class Route:
     def point_ahead(self, ds: float) -> tuple[float, float, float, float]:
         """(x, y, heading, curvature) ds [m] ahead of the current position along the route."""
         s = self.s_m + ds
+        last = len(self.lanes) - 1
         for i, lane in enumerate(self.lanes):
-            if s <= self.length(lane) or i == len(self.lanes) - 1:
+            length = self._length_m[lane]
+            if s <= length or i == last:
                 return self.network.point(lane, s)
-            s -= self.length(lane)
+            s -= length
         raise AssertionError("unreachable")
 
     def lanes_ahead(self, max_m: float) -> Iterator[tuple[int, int, float]]:
@@ -112,6 +118,11 @@ class Route:
             start += self.length(lane)
 
     def polyline(self, max_m: float, step_m: float) -> np.ndarray:
-        """(n, 4) points x, y [m], heading [rad], distance ahead [m] from here to max_m."""
-        d = np.arange(0.0, max_m + 1e-9, step_m)
-        return np.array([(*self.point_ahead(float(di))[:3], di) for di in d])
+        """(n, 4) points x, y [m], heading [rad], distance ahead [m] from here to max_m, every
+        step_m (the points of ``point_ahead``, in one kernel: kernels.route_scan)."""
+        d = self._ahead_m.get((max_m, step_m))
+        if d is None:
+            d = self._ahead_m[max_m, step_m] = np.arange(0.0, max_m + 1e-9, step_m)
+        net = self.network.net
+        return route_points(net.pts, net.lane_f, net.lane_i, np.array(self.lanes, dtype=np.int64),
+                            self.s_m, d)

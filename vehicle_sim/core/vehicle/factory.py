@@ -48,11 +48,13 @@ def make_model(kind: str, params: VehicleParams, integrator: str) -> VehicleMode
 def build_model(kind: str, params: VehicleParams, integrator: str, dt_s: float,
                 terrain: TerrainParams | None = None) -> VehicleModel:
     """The model of a dynamics loop, its numba kernels compiled (full14: seconds) by one braked
-    step of ``dt_s``, so that the first real-time step is not the one that compiles them."""
+    step of ``dt_s`` and a snapshot, so that the first real-time step and the first state sent
+    are not the ones that compile them."""
     model = make_model(kind, params, integrator)
     if terrain is not None:
         model.set_terrain(terrain)
     model.step(Controls(brake=1.0), dt_s)
+    model.snapshot()
     return model
 
 

@@ -17,6 +17,7 @@ object has vanished". They compile once per process (about 1-4 s per model/integ
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from numba import njit
@@ -88,6 +89,16 @@ def integrator(name: str):
     if name not in table:
         raise ValueError(f"unknown integrator {name!r} (choose one of {', '.join(INTEGRATORS)})")
     return table[name]
+
+
+@njit(cache=True)
+def all_finite(x):
+    """True if no element of the state x is NaN or infinite (np.isfinite(x).all() without
+    its two array calls, ~1.5 us a step)."""
+    for v in x:
+        if not math.isfinite(v):
+            return False
+    return True
 
 
 def empty_input() -> np.ndarray:

@@ -64,7 +64,7 @@ class VehicleSnapshot:
         values = [getattr(self, name) for name in _SNAPSHOT_FIELDS]
         if np.isfinite(np.hstack(values)).all():  # one check on the fast path (~5 us)
             return
-        for name, value in zip(_SNAPSHOT_FIELDS, values):
+        for name, value in zip(_SNAPSHOT_FIELDS, values, strict=True):
             if not np.isfinite(value).all():
                 raise NonFiniteState(f"{name} is {np.asarray(value).tolist()}")
 
@@ -85,6 +85,18 @@ class VehicleSnapshot:
         out["gear"] = int(out["gear"])
         return cls(**out)
 
+    @classmethod
+    def of_vector(cls, v: np.ndarray) -> VehicleSnapshot:
+        """``from_vector`` without its copies and checks, for a vector that nobody else holds
+        (what a model's snapshot kernel returns): the arrays are views of ``v``."""
+        return cls(v[V_POSITION:V_POSITION + 3], v[V_RPY:V_RPY + 3],
+                   v[V_VELOCITY:V_VELOCITY + 3], v[V_ANGULAR_VELOCITY:V_ANGULAR_VELOCITY + 3],
+                   v[V_ACCELERATION:V_ACCELERATION + 3],
+                   v[V_ANGULAR_ACCELERATION:V_ANGULAR_ACCELERATION + 3],
+                   v[V_WHEEL_SPEED:V_WHEEL_SPEED + 4], v[V_SLIP_RATIO:V_SLIP_RATIO + 4],
+                   v[V_SLIP_ANGLE:V_SLIP_ANGLE + 4], float(v[V_STEER]), int(v[V_GEAR]),
+                   float(v[V_ENGINE_RPM]), float(v[V_ALIGNING]))
+
 
 _SNAPSHOT_FIELDS = tuple(f.name for f in fields(VehicleSnapshot))
 
@@ -102,6 +114,10 @@ def _vector_slices() -> dict[str, tuple[int, int]]:
 
 _SNAPSHOT_SLICES = _vector_slices()
 SNAPSHOT_SIZE = sum(max(1, size) for _, size in _SNAPSHOT_SLICES.values())  # 34 float64
+# first index of each field in that vector (kernels that fill one, VehicleSnapshot.of_vector)
+(V_POSITION, V_RPY, V_VELOCITY, V_ANGULAR_VELOCITY, V_ACCELERATION, V_ANGULAR_ACCELERATION,
+ V_WHEEL_SPEED, V_SLIP_RATIO, V_SLIP_ANGLE, V_STEER, V_GEAR, V_ENGINE_RPM,
+ V_ALIGNING) = (start for start, _ in _SNAPSHOT_SLICES.values())
 
 
 class VehicleModel(Protocol):

@@ -28,9 +28,10 @@ from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.core.vehicle.params import (
     P_A, P_B, P_EXT_FX, P_EXT_FY, P_FZF, P_FZR, P_MASS, P_MU)
 from vehicle_sim.core.vehicle.planar import PlanarModel
+from vehicle_sim.core.vehicle.planar_outputs import brake_locked, wheel_outputs
 from vehicle_sim.core.vehicle.single_track import (
-    U_GEAR, axle_long_forces, brake_demands, brake_locked, set_planar_external_wrench,
-    settle_speed, steer_angle, wheel_outputs)
+    U_GEAR, axle_long_forces, brake_demands, set_planar_external_wrench, settle_speed,
+    steer_angle)
 
 K_X, K_Y, K_YAW, K_V = range(4)
 N_STATE = 4

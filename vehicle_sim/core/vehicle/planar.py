@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from vehicle_sim.core.vehicle.integrators import integrator, model_step
+from vehicle_sim.core.vehicle.integrators import all_finite, integrator, model_step
 from vehicle_sim.core.vehicle.interface import Controls, NonFiniteState
 from vehicle_sim.core.vehicle.params import VehicleParams, pack
 
@@ -29,7 +29,11 @@ def stepper(name: str):
 
 class SteppedModel:
     """Base of every VehicleModel object: packed parameters ``_p``, the jitted step
-    ``_advance`` (integrators.model_step), the state ``_x`` and the held controls ``_u``."""
+    ``_advance`` (integrators.model_step), the state ``_x`` and the held controls ``_u`` (the
+    input array of the Controls object ``_held``: a loop passes the same object step after
+    step, its array is built once)."""
+
+    _held: Controls | None = None
 
     @property
     def state(self) -> np.ndarray:
@@ -40,13 +44,19 @@ class SteppedModel:
         """Advance by dt_s [s] with the controls held."""
         if not dt_s > 0.0 or not math.isfinite(dt_s):
             raise ValueError(f"dt_s must be a positive finite time step, got {dt_s}")
-        self._u = controls_array(controls)
+        self._hold(controls)
         x = self._advance(self._x, self._u, self._p, dt_s)
-        if not np.isfinite(x).all():
+        if not all_finite(x):
             bad = int(np.flatnonzero(~np.isfinite(x))[0])
             raise NonFiniteState(f"model {self.name}: state[{bad}] would be {x[bad]} after "
                                  f"this step; state kept")
         self._x = x
+
+    def _hold(self, controls: Controls) -> None:
+        """Hold ``controls`` (Controls is frozen: the same object, the same array)."""
+        if controls is not self._held:
+            self._u = controls_array(controls)
+            self._held = controls
 
 
 class PlanarModel(SteppedModel):
@@ -71,4 +81,4 @@ class PlanarModel(SteppedModel):
               speed_mps: float = 0.0) -> None:
         """At (x, y) [m] heading yaw [rad] with forward speed [m/s], controls released."""
         self._x = self.initial_state(x_m, y_m, yaw_rad, speed_mps)
-        self._u = controls_array(Controls())
+        self._hold(Controls())

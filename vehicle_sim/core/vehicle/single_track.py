@@ -37,11 +37,15 @@ import math
 import numpy as np
 from numba import njit
 
-from vehicle_sim.core.vehicle.interface import VehicleSnapshot
+from vehicle_sim.core.vehicle.interface import (
+    SNAPSHOT_SIZE, V_ACCELERATION, V_ALIGNING, V_ANGULAR_ACCELERATION, V_ANGULAR_VELOCITY,
+    V_ENGINE_RPM, V_GEAR, V_POSITION, V_RPY, V_SLIP_ANGLE, V_SLIP_RATIO, V_STEER, V_VELOCITY,
+    V_WHEEL_SPEED, VehicleSnapshot)
 from vehicle_sim.core.vehicle.params import (
     P_A, P_B, P_BRAKE_FMAX, P_BRAKE_FRONT, P_CAF, P_CAR, P_CRR, P_DRAG, P_DRIVE_FRONT, P_FMAX,
     P_EXT_FX, P_EXT_FY, P_EXT_MZ, P_FZF, P_FZR, P_G, P_IZ, P_MASS, P_MU, P_PMAX, P_STEER_MAX,
-    P_TAU, P_TRAIL, P_V_HI, P_V_LO, P_VREV)
+    P_RW, P_TAU, P_TRAIL, P_V_HI, P_V_LO, P_VREV)
+from vehicle_sim.core.vehicle.planar_outputs import aligning_moment, brake_locked, wheel_spin_slip
 from vehicle_sim.core.vehicle.planar import (  # noqa: F401 (re-exported for kinematic, full14)
     N_INPUT, U_BRAKE, U_CLUTCH, U_GEAR, U_HANDBRAKE, U_STEER, U_THROTTLE, PlanarModel,
     controls_array, stepper)
@@ -225,38 +229,34 @@ def single_track_after_step(x, x_new, u, p, dt):
 
 
 @njit(cache=True)
-def st_outputs(x, u, p):
-    """[delta, Fxf, Fxr, F_res, Fyf, Fyr, tan_af, tan_ar, Fy_max_f] as an array (snapshots)."""
-    out = np.empty(9)
-    vals = tyre_state(x, u, p)
-    for i in range(9):
-        out[i] = vals[i]
+def st_snapshot_vector(x, u, p, planar_speed):
+    """The snapshot of state x under controls u as ``VehicleSnapshot.to_vector``'s vector (see
+    the module docstring); accelerations from the derivative. planar_speed: hypot(u, v) [m/s]
+    as the caller's Python math.hypot gives it (numba's hypot differs in the last bit), the
+    blend weight of the slip angles and the aligning moment."""
+    out = np.zeros(SNAPSHOT_SIZE)
+    delta, fxf, fxr, _, fyf, _, taf, tar, capf = tyre_state(x, u, p)
+    dx = single_track_f(x, u, p)
+    vx, vy, r = x[S_U], x[S_V], x[S_R]
+    w = blend_weight(planar_speed, p)
+    bf, br = brake_demands(u, p)
+    v_front = vx * math.cos(delta) + (vy + p[P_A] * r) * math.sin(delta)
+    locked_f = brake_locked(fxf, bf, p[P_MU] * p[P_FZF], vx)
+    locked_r = brake_locked(fxr, br, p[P_MU] * p[P_FZR], vx)
+    alpha_f, alpha_r = w * math.atan(taf), w * math.atan(tar)
+    for i in range(4):
+        front = i < 2
+        spin, slip = wheel_spin_slip(v_front if front else vx, locked_f if front else locked_r,
+                                     p[P_RW])
+        out[V_WHEEL_SPEED + i], out[V_SLIP_RATIO + i] = spin, slip
+        out[V_SLIP_ANGLE + i] = alpha_f if front else alpha_r
+    out[V_POSITION], out[V_POSITION + 1], out[V_RPY + 2] = x[S_X], x[S_Y], x[S_YAW]
+    out[V_VELOCITY], out[V_VELOCITY + 1], out[V_ANGULAR_VELOCITY + 2] = vx, vy, r
+    out[V_ACCELERATION], out[V_ACCELERATION + 1] = dx[S_U] - vy * r, dx[S_V] + vx * r
+    out[V_ANGULAR_ACCELERATION + 2] = dx[S_R]
+    out[V_STEER], out[V_GEAR], out[V_ENGINE_RPM] = delta, u[U_GEAR], 0.0
+    out[V_ALIGNING] = w * aligning_moment(fyf, taf, p[P_CAF], capf, p[P_TRAIL])
     return out
-
-
-# Slip ratio (w R - v) / max(|v|, floor): the floor [m/s] only avoids dividing by ~0 at rest.
-SLIP_SPEED_FLOOR_MPS = 0.5
-
-
-def wheel_outputs(v_front: float, v_rear: float, locked_f: bool, locked_r: bool,
-                  radius_m: float) -> tuple[np.ndarray, np.ndarray]:
-    """(wheel spin [rad/s], slip ratio) FL FR RL RR from axle rolling speeds [m/s].
-
-    No wheel-spin DOF: a free wheel rolls (slip 0); an axle whose brake force saturated at
-    mu Fz is locked (spin 0, slip -sgn(v)). Drive-side saturation (wheel spin) is not reported.
-    """
-    spin = np.zeros(4)
-    slip = np.zeros(4)
-    for i, (v, locked) in enumerate(((v_front, locked_f), (v_front, locked_f),
-                                     (v_rear, locked_r), (v_rear, locked_r))):
-        spin[i] = 0.0 if locked else v / radius_m
-        slip[i] = (spin[i] * radius_m - v) / max(abs(v), SLIP_SPEED_FLOOR_MPS)
-    return spin, slip
-
-
-def brake_locked(fx: float, demand: float, limit: float, speed: float) -> bool:
-    """True when an axle's brake force saturated at mu Fz against the motion."""
-    return demand > 0.0 and speed != 0.0 and fx * speed < 0.0 and abs(fx) >= limit * (1 - 1e-9)
 
 
 def set_planar_external_wrench(model: PlanarModel, force_n=(0.0, 0.0, 0.0),
@@ -291,40 +291,6 @@ class SingleTrackModel(PlanarModel):
 
     def snapshot(self) -> VehicleSnapshot:
         """The current state; accelerations from the derivative at the last controls."""
-        x, u, p = self._x, self._u, self._p
-        delta, fxf, fxr, _, fyf, _, taf, tar, capf = st_outputs(x, u, p)
-        dx = single_track_f(x, u, p)
-        vx, vy, r = x[S_U], x[S_V], x[S_R]
-        w = blend_weight(math.hypot(vx, vy), p)
-        bf, br = brake_demands(u, p)
-        v_front = vx * math.cos(delta) + (vy + p[P_A] * r) * math.sin(delta)
-        spin, slip = wheel_outputs(
-            v_front, vx, brake_locked(fxf, bf, p[P_MU] * p[P_FZF], vx),
-            brake_locked(fxr, br, p[P_MU] * p[P_FZR], vx), self.params.tyre.rolling_radius_m)
-        alpha_f, alpha_r = w * math.atan(taf), w * math.atan(tar)
-        return VehicleSnapshot(
-            position_m=np.array([x[S_X], x[S_Y], 0.0]),
-            rpy_rad=np.array([0.0, 0.0, x[S_YAW]]),
-            velocity_mps=np.array([vx, vy, 0.0]),
-            angular_velocity_radps=np.array([0.0, 0.0, r]),
-            acceleration_mps2=np.array([dx[S_U] - vy * r, dx[S_V] + vx * r, 0.0]),
-            angular_acceleration_radps2=np.array([0.0, 0.0, dx[S_R]]),
-            wheel_speed_radps=spin, wheel_slip_ratio=slip,
-            wheel_slip_angle_rad=np.array([alpha_f, alpha_f, alpha_r, alpha_r]),
-            steer_rad=float(delta), gear=int(u[U_GEAR]), engine_rpm=0.0,
-            aligning_moment_nm=w * aligning_moment(fyf, taf, p[P_CAF], capf, p[P_TRAIL]))
-
-
-def aligning_moment(fy: float, tan_alpha: float, c_alpha: float, fy_max: float,
-                    trail0_m: float) -> float:
-    """Self-aligning moment about body z [N m] = -t * Fy, trail t from the brush model.
-
-    t = t0 * 3 (1 - l)^3 / (3 - 3 l + l^2) with l = C |tan a| / (3 Fy_max) clipped to 1
-    (Pacejka, Tyre and Vehicle Dynamics, ch. 3 brush model: t0 = a/3 at zero slip, 0 when the
-    whole contact slides). The force acts behind the contact centre, so Mz opposes Fy.
-    """
-    if fy_max <= 0.0:
-        return 0.0
-    lam = min(c_alpha * abs(tan_alpha) / (3.0 * fy_max), 1.0)
-    trail = trail0_m * 3.0 * (1.0 - lam) ** 3 / (3.0 - 3.0 * lam + lam * lam)
-    return -trail * fy
+        x = self._x
+        return VehicleSnapshot.of_vector(
+            st_snapshot_vector(x, self._u, self._p, math.hypot(x[S_U], x[S_V])))

@@ -6,7 +6,9 @@
 - ``junction``: junction entry (004 sec. 6.3); ``lane_change``: overtaking lane changes;
 - ``agent_vehicle``: the agents' vehicle model (single-track near the ego, kinematic elsewhere);
 - ``neighbours``: per-step lane order and grid; ``exits``: exit draws at lane ends;
-- ``lane_path``: points and projections on the sampled lane paths.
+- ``lane_path``: points and projections on the sampled lane paths;
+- ``route_scan``: along an explicit lane list (the ego autopilot's route): its polyline and the
+  nearest agent in its corridor.
 
 Per-agent helpers that take the bundled Scene / Neighbours tuples (and the small scalar laws) are
 ``inline="always"``: as separate compiled calls per agent they made the step 35 % slower

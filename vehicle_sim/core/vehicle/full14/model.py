@@ -34,7 +34,7 @@ from vehicle_sim.core.vehicle.full14.terrain import TerrainParams, ground, pack_
 from vehicle_sim.core.vehicle.integrators import model_step
 from vehicle_sim.core.vehicle.interface import WHEELS, Controls, VehicleSnapshot
 from vehicle_sim.core.vehicle.params import VehicleParams
-from vehicle_sim.core.vehicle.planar import SteppedModel, controls_array, stepper
+from vehicle_sim.core.vehicle.planar import SteppedModel, stepper
 
 # Slip ratio (w R - v) / max(|v|, floor) in snapshots: the floor [m/s] avoids dividing by ~0.
 SLIP_SPEED_FLOOR_MPS = 0.5
@@ -87,7 +87,7 @@ class Full14Model(SteppedModel):
         self.params = params
         self._p = pack_full(params, terrain)
         self._advance = model_step(stepper(integrator), full14_f, full14_after_step)
-        self._u = controls_array(Controls())
+        self._hold(Controls())
         self._x = equilibrium_state(self._p)
 
     @property
@@ -137,7 +137,7 @@ class Full14Model(SteppedModel):
               speed_mps: float = 0.0) -> None:
         """Static equilibrium at (x, y) [m] heading yaw [rad] moving forward at speed [m/s]."""
         self._x = equilibrium_state(self._p, x_m, y_m, yaw_rad, speed_mps)
-        self._u = controls_array(Controls())
+        self._hold(Controls())
 
     def outputs(self) -> tuple[np.ndarray, np.ndarray]:
         """(dx/dt, O_* output array) at the current state and last controls."""
