@@ -153,9 +153,16 @@ def imu_configs():
     gen = np.random.default_rng(np.random.SeedSequence([7, 1]))
     yield "imu mems generator", ImuModel.from_file(PRESETS / "imu_mems_consumer.yaml", gen)
     yield "imu everything", ImuModel(imu_everything(), 11)
+    p = imu_everything()  # the same without quantisation and saturation: every bit shows
+    raw = dataclasses.replace(
+        p, gyro=dataclasses.replace(p.gyro, range_radps=1e3, resolution_radps=0.0),
+        accel=dataclasses.replace(p.accel, range_mps2=1e3, resolution_mps2=0.0))
+    yield "imu everything unquantised", ImuModel(raw, 12)
     yield "imu orientation exact", ImuModel(ImuParams(orientation_enabled=True,
                                                       mounting_rpy_rad=(0.0, 0.0, 1.0)), 5)
     yield "imu default", ImuModel(ImuParams(), 0)
+    yield "imu quantised exact", ImuModel(ImuParams(gyro=GyroNoise(resolution_radps=1e-3),
+                                                    accel=AccelNoise(resolution_mps2=1e-2)), 1)
     yield "imu white only 100 Hz", ImuModel(ImuParams(rate_hz=100.0, gyro=GyroNoise(
         noise_density=1e-3), accel=AccelNoise(bias_random_walk=1e-2)), 2)
 
@@ -281,7 +288,8 @@ class Driver:
         self.n += 1
 
     def finish(self) -> None:
-        self.lines.append(f"{self.name}|end|{enc(self.model.faults)}")
+        self.lines.append(f"{self.name}|end|{enc(self.model.faults)}|"
+                          f"{self.model.rng.bit_generator.state}")
 
 
 def run(inputs: dict[str, np.ndarray]) -> list[str]:
