@@ -96,12 +96,14 @@ class ImuModel:
             return None
         f, w = self._ideal(read_state_floats(state))
         fl = self.faults
-        acc_plan, gyr_plan, n = self._plans(dt_s, fl.noise_scale)
+        plans = self._plan_cache.get((dt_s, fl.noise_scale))
+        acc_plan, gyr_plan, n = plans or self._plans(dt_s, fl.noise_scale)
         z = self.rng.standard_normal(n).tolist() if n else _NO_DRAWS  # all of this sample's
         acc, acc_cov = self._accel.measure(f, acc_plan, z, 0, fl.accel_bias_step_mps2)
         gyr, gyr_cov = self._gyro.measure(w, gyr_plan, z, acc_plan.draws,
                                           fl.gyro_bias_step_radps)
-        quat, q_cov = self._orientation(state, z[n - self._orientation_draws:])
+        quat, q_cov = (self._orientation(state, z[n - self._orientation_draws:])
+                       if self.params.orientation_enabled else (None, _NO_ORIENTATION_COV.copy()))
         if fl.dropout:
             return None
         if fl.freeze and self._last is not None:
@@ -112,23 +114,20 @@ class ImuModel:
 
     def _plans(self, dt_s: float, scale: float) -> tuple[TriadPlan, TriadPlan, int]:
         """(accel plan, gyro plan, normals of the sample) after dt_s [s] with the fault noise
-        scale: a function of (dt_s, scale) only, kept for the few dt values a run has."""
-        key = (dt_s, scale)
-        plans = self._plan_cache.get(key)
-        if plans is None:
-            if len(self._plan_cache) >= _PLAN_CACHE_SIZE:
-                self._plan_cache.clear()
-            acc, gyr = self._accel.plan(dt_s, scale), self._gyro.plan(dt_s, scale)
-            plans = self._plan_cache[key] = (acc, gyr,
-                                             acc.draws + gyr.draws + self._orientation_draws)
+        scale: a function of (dt_s, scale) only, kept (``_plan_cache``) for the few dt values a
+        run has."""
+        if len(self._plan_cache) >= _PLAN_CACHE_SIZE:
+            self._plan_cache.clear()
+        acc, gyr = self._accel.plan(dt_s, scale), self._gyro.plan(dt_s, scale)
+        plans = self._plan_cache[dt_s, scale] = (acc, gyr,
+                                                 acc.draws + gyr.draws + self._orientation_draws)
         return plans
 
     def _orientation(self, state: KinematicState,
                      z: list[float]) -> tuple[np.ndarray | None, np.ndarray]:
-        """(quaternion or None, covariance); z: this sample's 3 normals (orientation noise)."""
+        """(imu_link orientation in ENU (x, y, z, w), covariance) when the preset outputs it;
+        z: this sample's 3 normals of orientation noise (none when its sigma is 0)."""
         p = self.params
-        if not p.orientation_enabled:
-            return None, _NO_ORIENTATION_COV.copy()
         r_wi = rpy_to_matrix(*np.asarray(state.rpy_rad, dtype=float)) @ self._r_bi
         sigma = p.orientation_sigma_rad
         if sigma > 0.0:
