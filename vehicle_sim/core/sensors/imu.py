@@ -8,6 +8,8 @@ The accelerations are inputs (never differentiated positions). Errors per triad:
   y = sat(quant(M x + b + n + fault_step)), M = I + diag(scale) + misalignment (drawn at start),
   b = turn-on + random walk + Gauss-Markov (noise.TriadBias), n white with sigma_d = N/sqrt(dt).
 Covariances reported: diagonal, white-noise variance (N^2/dt) plus quantisation (LSB^2/12).
+Per sample the arithmetic runs on Python floats (triad.py says why and how it stays bit for bit
+the array form's), with one block of normal draws in the order of the terms above.
 """
 from __future__ import annotations
 
@@ -124,7 +126,7 @@ class ImuModel:
         return plans
 
     def _orientation(self, state: KinematicState,
-                     z: list[float]) -> tuple[np.ndarray | None, np.ndarray]:
+                     z: list[float]) -> tuple[np.ndarray, np.ndarray]:
         """(imu_link orientation in ENU (x, y, z, w), covariance) when the preset outputs it;
         z: this sample's 3 normals of orientation noise (none when its sigma is 0)."""
         p = self.params
