@@ -8,6 +8,7 @@ is accepted (``vehicle_sim.core.vehicle.interface.VehicleSnapshot`` uses the sam
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -64,6 +65,53 @@ def read_state(state: KinematicState) -> np.ndarray:
             if x.shape != (3,) or not np.all(np.isfinite(x)):
                 raise ValueError(f"state.{name} must be 3 finite numbers, got {x!r}")
     return v
+
+
+def read_state_floats(state: KinematicState) -> list[float]:
+    """read_state's 18 values as Python floats, row after row (position, rpy, velocity, angular
+    velocity, acceleration, angular acceleration); the same checks and errors. Float64 (3,)
+    arrays are read as they are, anything else through read_state. Finite values have a finite
+    sum (a sum that overflows only sends them through read_state's own check)."""
+    x: list[float] = []
+    for name in _NAMES:
+        v = getattr(state, name)
+        if type(v) is not np.ndarray or v.dtype is not _FLOAT64 or v.shape != (3,):
+            return read_state(state).ravel().tolist()
+        x += v.tolist()
+    total = sum(x)
+    if total - total == 0.0:
+        return x
+    return read_state(state).ravel().tolist()
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+class FixedMatrix:
+    """A constant 3x3 matrix m (a mounting rotation, a misalignment matrix) and its products."""
+
+    def __init__(self, m: np.ndarray):
+        self.m = m
+        self.identity = m.shape == (3, 3) and bool(np.array_equal(m, np.eye(3)))
+
+    def times(self, x: np.ndarray) -> np.ndarray:
+        """m @ x (3,) bit for bit, x itself when that is plainly the product: m exactly the identity
+        (ones and signed zeros) and every x_i a normal float (finite, nonzero, not subnormal).
+        Each result is then x_i plus signed zeros, in whatever order and with or without fused
+        multiply-adds the BLAS kernel sums them: exactly x_i. With a zero x_i the sign of the
+        result would depend on the kernel, so numpy computes it."""
+        if self.identity:
+            a, b, c = x.tolist()
+            if (_MIN_NORMAL <= abs(a) <= _MAX_FLOAT and _MIN_NORMAL <= abs(b) <= _MAX_FLOAT
+                    and _MIN_NORMAL <= abs(c) <= _MAX_FLOAT):
+                return x
+        # m.dot(x) is m @ x at half the call cost: for a 3x3 matrix (C- or F-ordered) and a
+        # contiguous vector both end in the same cblas_dgemv kernel with the same arguments
+        # (numpy's cblas_matrixproduct and matmul's gemv; test_sensors_exact compares them)
+        return self.m.dot(x)
+
+
+_MIN_NORMAL, _MAX_FLOAT = sys.float_info.min, sys.float_info.max
 
 
 def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 The local frame (``map``/``odom``, REP-105) is east-north-up about a geodetic origin; altitudes
 are above the WGS-84 ellipsoid (as sensor_msgs/NavSatFix expects). pymap3d's WGS-84 ellipsoid
-does the work; nothing here re-implements the formulas.
+does the work; :mod:`enu_geodetic` repeats its ENU -> geodetic operations for one point without
+its array bookkeeping (bit for bit its results; pymap3d itself for the special cases).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import math
 import numpy as np
 import pymap3d
 
+from vehicle_sim.core.sensors.enu_geodetic import EnuToGeodetic
 from vehicle_sim.core.sensors.params import GeoOrigin
 
 
@@ -20,10 +22,15 @@ class LocalFrame:
     def __init__(self, origin: GeoOrigin):
         self.origin = origin
         self._ell = pymap3d.Ellipsoid.from_name("wgs84")
+        self._fast = EnuToGeodetic(origin.latitude_deg, origin.longitude_deg, origin.altitude_m,
+                                   self._ell)
 
     def to_geodetic(self, enu_m: np.ndarray) -> tuple[float, float, float]:
         """(latitude_deg, longitude_deg, altitude_m) of a local ENU point [m]."""
         e, n, u = (float(v) for v in enu_m)
+        fast = self._fast.convert(e, n, u)
+        if fast is not None:
+            return fast
         o = self.origin
         lat, lon, alt = pymap3d.enu2geodetic(e, n, u, o.latitude_deg, o.longitude_deg,
                                              o.altitude_m, ell=self._ell, deg=True)

@@ -8,9 +8,12 @@ The accelerations are inputs (never differentiated positions). Errors per triad:
   y = sat(quant(M x + b + n + fault_step)), M = I + diag(scale) + misalignment (drawn at start),
   b = turn-on + random walk + Gauss-Markov (noise.TriadBias), n white with sigma_d = N/sqrt(dt).
 Covariances reported: diagonal, white-noise variance (N^2/dt) plus quantisation (LSB^2/12).
+Per sample the arithmetic runs on Python floats (triad.py says why and how it stays bit for bit
+the array form's), with one block of normal draws in the order of the terms above.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -18,12 +21,17 @@ import numpy as np
 
 from vehicle_sim.core import config
 from vehicle_sim.core.sensors.faults import ImuFaults
-from vehicle_sim.core.sensors.frames import (KinematicState, cross3, matrix_to_quaternion_xyzw,
-                                             read_state, rotation_vector_to_matrix,
+from vehicle_sim.core.sensors.frames import (FixedMatrix, KinematicState,
+                                             matrix_to_quaternion_xyzw,
+                                             read_state_floats, rotation_vector_to_matrix,
                                              rpy_to_matrix)
-from vehicle_sim.core.sensors.noise import TriadBias, white_sigma
-from vehicle_sim.core.sensors.params import AccelNoise, GyroNoise, ImuParams
+from vehicle_sim.core.sensors.params import ImuParams
 from vehicle_sim.core.sensors.schedule import Schedule
+from vehicle_sim.core.sensors.triad import Triad, TriadPlan
+
+_NO_DRAWS: list[float] = []
+_PLAN_CACHE_SIZE = 64  # distinct (dt, noise scale) pairs kept; a run at a fixed rate has a few
+_NO_ORIENTATION_COV = np.diag([-1.0, 0.0, 0.0])  # sensor_msgs/Imu: orientation not provided
 
 
 @dataclass(frozen=True)
@@ -39,31 +47,6 @@ class ImuSample:
     orientation_cov: np.ndarray  # (3, 3) [rad^2]; [0, 0] = -1 when no orientation
 
 
-class _Triad:
-    """Error model of one 3-axis sensor with its drawn-at-start constants."""
-
-    def __init__(self, p: GyroNoise | AccelNoise, range_: float, lsb: float,
-                 rng: np.random.Generator):
-        self.p, self.range, self.lsb = p, range_, lsb
-        self.bias = TriadBias(p.bias_random_walk, p.bias_gm_sigma, p.bias_gm_tau_s,
-                              p.turn_on_bias_sigma, rng)
-        off = p.misalignment_sigma_rad * rng.standard_normal((3, 3))
-        np.fill_diagonal(off, 0.0)
-        self.matrix = np.eye(3) + np.diag(p.scale_factor_sigma * rng.standard_normal(3)) + off
-
-    def measure(self, x: np.ndarray, dt_s: float, scale: float, step: np.ndarray,
-                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """(reading (3,), covariance (3, 3)) of the true value x after dt_s [s]."""
-        sigma = scale * white_sigma(self.p.noise_density, dt_s)
-        y = self.matrix @ x + self.bias.step(dt_s, rng) + step
-        if sigma > 0.0:
-            y = y + sigma * rng.standard_normal(3)
-        y = np.minimum(np.maximum(y, -self.range), self.range)
-        if self.lsb > 0.0:
-            y = np.round(y / self.lsb) * self.lsb
-        return y, np.eye(3) * (sigma * sigma + self.lsb * self.lsb / 12.0)
-
-
 class ImuModel:
     """Seeded IMU emulator; call :meth:`update` at every physics step with the true state."""
 
@@ -72,11 +55,16 @@ class ImuModel:
         self.rng = np.random.default_rng(seed)
         self.faults = ImuFaults()
         self._r_bi = rpy_to_matrix(*params.mounting_rpy_rad)
+        self._to_imu = FixedMatrix(self._r_bi.T)  # base_link -> imu_link axes
         self._lever = np.asarray(params.lever_arm_m, dtype=float)
-        self._gyro = _Triad(params.gyro, params.gyro.range_radps, params.gyro.resolution_radps,
+        self._lever_xyz = self._lever.tolist()
+        self._gyro = Triad(params.gyro, params.gyro.range_radps, params.gyro.resolution_radps,
+                           self.rng)
+        self._accel = Triad(params.accel, params.accel.range_mps2, params.accel.resolution_mps2,
                             self.rng)
-        self._accel = _Triad(params.accel, params.accel.range_mps2, params.accel.resolution_mps2,
-                             self.rng)
+        self._orientation_draws = 3 * (params.orientation_enabled
+                                       and params.orientation_sigma_rad > 0.0)
+        self._plan_cache: dict[tuple[float, float], tuple[TriadPlan, TriadPlan, int]] = {}
         self._schedule = Schedule(params.rate_hz)
         self._last: ImuSample | None = None
 
@@ -87,25 +75,37 @@ class ImuModel:
 
     def ideal(self, state: KinematicState) -> tuple[np.ndarray, np.ndarray]:
         """Error-free (specific force [m/s^2], angular rate [rad/s]) in imu_link axes."""
-        _, rpy, _, w, a, alpha = read_state(state)
-        r = self._lever
-        a_imu = a + cross3(alpha, r) + cross3(w, cross3(w, r))
-        r_wb = rpy_to_matrix(*rpy)
-        f_body = a_imu + self.params.gravity_mps2 * r_wb[2, :]  # R_wb^T (0, 0, g)
-        return self._r_bi.T @ f_body, self._r_bi.T @ w
+        return self._ideal(read_state_floats(state))
+
+    def _ideal(self, x: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        """ideal() of the 18 state values (frames.read_state_floats), in floats: a_imu = a +
+        alpha x r + w x (w x r), f_body = a_imu + g R_wb[2, :] (the third row of rpy_to_matrix)."""
+        _, _, _, roll, pitch, _, _, _, _, w0, w1, w2, a0, a1, a2, e0, e1, e2 = x
+        r0, r1, r2 = self._lever_xyz
+        q0, q1, q2 = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0  # w x r
+        cr, sr = math.cos(roll), math.sin(roll)
+        cp, sp = math.cos(pitch), math.sin(pitch)
+        g = self.params.gravity_mps2
+        f_body = np.array([a0 + (e1 * r2 - e2 * r1) + (w1 * q2 - w2 * q1) + g * -sp,
+                           a1 + (e2 * r0 - e0 * r2) + (w2 * q0 - w0 * q2) + g * (cp * sr),
+                           a2 + (e0 * r1 - e1 * r0) + (w0 * q1 - w1 * q0) + g * (cp * cr)])
+        return self._to_imu.times(f_body), self._to_imu.times(np.array([w0, w1, w2]))
 
     def update(self, t_s: float, state: KinematicState) -> ImuSample | None:
         """The sample due at sim time t_s [s], or None (not due, or dropout fault)."""
         dt_s = self._schedule.due(t_s)
         if dt_s is None:
             return None
-        f, w = self.ideal(state)
+        f, w = self._ideal(read_state_floats(state))
         fl = self.faults
-        acc, acc_cov = self._accel.measure(f, dt_s, fl.noise_scale, fl.accel_bias_step_mps2,
-                                           self.rng)
-        gyr, gyr_cov = self._gyro.measure(w, dt_s, fl.noise_scale, fl.gyro_bias_step_radps,
-                                          self.rng)
-        quat, q_cov = self._orientation(state)
+        plans = self._plan_cache.get((dt_s, fl.noise_scale))
+        acc_plan, gyr_plan, n = plans or self._plans(dt_s, fl.noise_scale)
+        z = self.rng.standard_normal(n).tolist() if n else _NO_DRAWS  # all of this sample's
+        acc, acc_cov = self._accel.measure(f, acc_plan, z, 0, fl.accel_bias_step_mps2)
+        gyr, gyr_cov = self._gyro.measure(w, gyr_plan, z, acc_plan.draws,
+                                          fl.gyro_bias_step_radps)
+        quat, q_cov = (self._orientation(state, z[n - self._orientation_draws:])
+                       if self.params.orientation_enabled else (None, _NO_ORIENTATION_COV.copy()))
         if fl.dropout:
             return None
         if fl.freeze and self._last is not None:
@@ -114,14 +114,24 @@ class ImuModel:
         self._last = ImuSample(float(t_s), acc, gyr, acc_cov, gyr_cov, quat, q_cov)
         return self._last
 
-    def _orientation(self, state: KinematicState) -> tuple[np.ndarray | None, np.ndarray]:
+    def _plans(self, dt_s: float, scale: float) -> tuple[TriadPlan, TriadPlan, int]:
+        """(accel plan, gyro plan, normals of the sample) after dt_s [s] with the fault noise
+        scale: a function of (dt_s, scale) only, kept (``_plan_cache``) for the few dt values a
+        run has."""
+        if len(self._plan_cache) >= _PLAN_CACHE_SIZE:
+            self._plan_cache.clear()
+        acc, gyr = self._accel.plan(dt_s, scale), self._gyro.plan(dt_s, scale)
+        plans = self._plan_cache[dt_s, scale] = (acc, gyr,
+                                                 acc.draws + gyr.draws + self._orientation_draws)
+        return plans
+
+    def _orientation(self, state: KinematicState,
+                     z: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        """(imu_link orientation in ENU (x, y, z, w), covariance) when the preset outputs it;
+        z: this sample's 3 normals of orientation noise (none when its sigma is 0)."""
         p = self.params
-        if not p.orientation_enabled:
-            cov = np.zeros((3, 3))
-            cov[0, 0] = -1.0  # sensor_msgs/Imu convention: orientation not provided
-            return None, cov
         r_wi = rpy_to_matrix(*np.asarray(state.rpy_rad, dtype=float)) @ self._r_bi
         sigma = p.orientation_sigma_rad
         if sigma > 0.0:
-            r_wi = r_wi @ rotation_vector_to_matrix(sigma * self.rng.standard_normal(3))
+            r_wi = r_wi @ rotation_vector_to_matrix(sigma * np.array(z))
         return matrix_to_quaternion_xyzw(r_wi), np.eye(3) * sigma * sigma
