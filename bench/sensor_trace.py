@@ -5,7 +5,7 @@ for bit (the same seed, the same inputs, the same numbers).
     PYTHONPATH=<tree> .venv/bin/python bench/sensor_trace.py [--out trace.txt]
 
 Inputs, cached in ``--inputs`` (default /tmp/sensor_trace_inputs.npz) so that both runs read the
-same states: 60 s of the urban scenario's ego (bench_lockstep_cores.Cores: raw states at 200 Hz,
+same states: 60 s of the urban scenario's ego (the lockstep engine: raw states at 200 Hz,
 states at 100 Hz) and 60 s of a synthetic drive at 1 kHz (launch, slalom, hard braking, bumps
 with roll, pitch and heave, a standstill with exact zeros, a 0.37 s gap with no call, repeated
 stamps). Every preset, hand-made parameter sets with every error term on (lever arms, mounting
@@ -23,7 +23,6 @@ import argparse
 import dataclasses
 import hashlib
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -42,23 +41,28 @@ NAMES = ("position_m", "rpy_rad", "velocity_mps", "angular_velocity_radps",
 
 
 def urban_inputs(seconds: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(t_s (N,), is_raw (N,), is_state (N,)) and the states (N, 6, 3) of the urban ego."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_lockstep_cores import Cores
+    """(t_s (N,), kind (N,): 0 a raw state (the IMU's), 1 a state (the GNSS's)) and the states
+    (N, 6, 3) of the urban ego, from the lockstep engine (core.engine, seed 3)."""
+    from vehicle_sim import graph
+    from vehicle_sim.core.engine.urban import UrbanEngine
+    from vehicle_sim.engine_setup import engine_params
 
-    cores = Cores()
     rows = []
 
     class Tap:
-        def __init__(self, kind):
-            self.kind = kind
+        def __getattr__(self, name):
+            return lambda *args: None
 
-        def update(self, t_s, snap):
-            rows.append((t_s, self.kind, np.array([getattr(snap, n) for n in NAMES])))
+        def vehicle(self, t_ns, snap, raw, state):
+            values = np.array([getattr(snap, n) for n in NAMES])
+            rows.extend((t_ns * 1e-9, kind, values) for kind, due in ((0, raw), (1, state))
+                        if due)
 
-    cores.imu, cores.gnss = Tap(0), Tap(1)
+    args = graph.resolve_args({"seed": "3", "mode": "lockstep"})
+    engine = UrbanEngine(engine_params(graph.load_scenario("urban"), args), Tap())
     for _ in range(round(seconds / 0.02)):
-        cores.frame()
+        engine.frame()
+    engine.close()
     t = np.array([r[0] for r in rows])
     kind = np.array([r[1] for r in rows])
     return t, kind, np.stack([r[2] for r in rows])
