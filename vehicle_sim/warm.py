@@ -75,9 +75,14 @@ def warm_vehicles() -> None:
 
 def warm_accident() -> None:
     """The accident detector's broad phase (accident node; the ego crash link uses the same)."""
+    from vehicle_sim.core.accident import broad_phase
     from vehicle_sim.core.accident.detect import AccidentDetector
+    from vehicle_sim.core.accident.ego_crash import far_agent
 
     AccidentDetector.warm_up()
+    a = far_agent()  # the ego crash physics' agents phase (every physics step with traffic)
+    broad_phase.agents_near(a.pose, a.vel, a.size, a.stamp_ns, 0, 200_000_000, 0.0, 0.0, 2.4,
+                            0.05)
 
 
 def warm_ego() -> None:

@@ -92,3 +92,22 @@ def vehicle_candidates(pose: np.ndarray, size: np.ndarray, reach_m: np.ndarray) 
     cell = max(1.0, float(np.hypot(length, width).max()))
     return overlapping_pairs(np.ascontiguousarray(pose[:, 0]), np.ascontiguousarray(pose[:, 1]),
                              np.ascontiguousarray(pose[:, 2]), length, width, cell)
+
+
+@njit(cache=True)
+def agents_near(pose, vel, size, stamp_ns, t_ns, max_extra_ns, ex, ey, radius, reach):
+    """Rows of agents (pose (n, 3) x y yaw, vel (n, 3) vx vy r, size (n, 2) length width) whose
+    bounding circle, moved at their velocity to t_ns (age clipped to [0, max_extra_ns]), is
+    within ``reach`` [m] of the ego's (centre (ex, ey), ``radius`` [m]): the ego's crash broad
+    phase, every physics step (one call instead of a dozen numpy temporaries; the same
+    arithmetic, elementwise)."""
+    out = np.empty(pose.shape[0], np.int64)
+    n = 0
+    for i in range(pose.shape[0]):
+        age = min(max(t_ns - stamp_ns[i], 0), max_extra_ns) * 1e-9
+        dx = pose[i, 0] + vel[i, 0] * age - ex
+        dy = pose[i, 1] + vel[i, 1] * age - ey
+        if np.hypot(dx, dy) <= 0.5 * np.hypot(size[i, 0], size[i, 1]) + radius + reach:
+            out[n] = i
+            n += 1
+    return out[:n]

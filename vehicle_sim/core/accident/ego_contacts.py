@@ -139,16 +139,18 @@ class EgoContacts:
         yaw = float(yaw_rad)
         c, s = math.cos(yaw), math.sin(yaw)
         u, v, r = (float(q) for q in body_velocity)
-        pos = np.array([x, y, yaw])
-        vel = np.array([c * u - s * v, s * u + c * v, r])
-        near = self._near(t_ns, self._body(pos, vel), dt_s, agents)
-        release = round(self.params.release_s * 1e9)
-        self._last_touch_ns = {k: t for k, t in self._last_touch_ns.items()
-                               if t_ns - t < release}
+        vx, vy = c * u - s * v, s * u + c * v
+        near = self._near(t_ns, detect.Body("ego", x, y, yaw, self.ego.length_m,
+                                            self.ego.width_m, vx, vy, r), dt_s, agents)
+        if self._last_touch_ns:
+            release = round(self.params.release_s * 1e9)
+            self._last_touch_ns = {k: t for k, t in self._last_touch_ns.items()
+                                   if t_ns - t < release}
         before = set(self._last_touch_ns)
         if not near:
             self._springs.clear()
             return EgoWrench(np.zeros(3), np.array([x, y, z]), [])
+        pos, vel = np.array([x, y, yaw]), np.array([vx, vy, r])
         n_sub = max(1, math.ceil(dt_s / self.params.substep_s - 1e-9))
         h = dt_s / n_sub
         impulse = {key: np.zeros(2) for key, _ in near}
@@ -219,12 +221,11 @@ class EgoContacts:
         return hits[:, 1]
 
     def _agent_hits(self, ego, reach, agents: AgentArrays, t_ns: int) -> np.ndarray:
-        age = np.clip(t_ns - agents.stamp_ns, 0, self._max_extra_ns) * 1e-9
-        ax = agents.pose[:, 0] + agents.vel[:, 0] * age
-        ay = agents.pose[:, 1] + agents.vel[:, 1] * age
-        ra = 0.5 * np.hypot(agents.size[:, 0], agents.size[:, 1])
-        near = np.hypot(ax - ego.x_m, ay - ego.y_m) <= ra + self._radius + reach
-        return np.flatnonzero(near)
+        """Rows of the agents whose bounding circle, moved to t_ns (at most the extrapolation
+        bound), is within ``reach`` of the ego's."""
+        return broad_phase.agents_near(agents.pose, agents.vel, agents.size, agents.stamp_ns,
+                                       t_ns, self._max_extra_ns, ego.x_m, ego.y_m,
+                                       self._radius, reach)
 
     def _agent_body(self, a: AgentArrays, row: int, t_ns: int) -> detect.Body:
         age = min(max(t_ns - int(a.stamp_ns[row]), 0), self._max_extra_ns) * 1e-9

@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from vehicle_sim.core.accident import damage as dmg
 from vehicle_sim.core.accident import detect
 from vehicle_sim.core.accident.ego_contacts import AgentArrays, EgoBody, EgoContacts, planar_motion
@@ -27,6 +29,12 @@ class EgoCrashSetup:
     body: EgoBody
     dt_s: float
     name: str = "ego"
+
+
+def far_agent() -> AgentArrays:
+    """One agent a kilometre from anything: runs the agents' broad phase, touches nothing."""
+    return AgentArrays(np.array([0]), np.array([0]), np.array([[1e6, 1e6, 0.0]]),
+                       np.zeros((1, 3)), np.array([[4.5, 1.8]]), np.array([0]))
 
 
 def crash_setup(map_file: str, vehicle, dt_s: float) -> EgoCrashSetup:
@@ -51,8 +59,9 @@ class EgoCrash:
         self._lock = threading.Lock()
         self._agents = AgentArrays.empty()
         self._pushing = False  # a wrench is set on the model (cleared once contacts end)
-        # compile the numba broad phase now, not in the first real-time step
-        self.contacts.wrench(0, model.snapshot(), self.dt_s, AgentArrays.empty())
+        # compile the numba broad phases now, not in the first real-time step (an agent far
+        # away: the agents' phase runs, no contact)
+        self.contacts.wrench(0, model.snapshot(), self.dt_s, far_agent())
         self.contacts.reset()
 
     def set_agents(self, agents: AgentArrays) -> None:
