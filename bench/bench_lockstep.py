@@ -2,13 +2,14 @@
 the lockstep engine (one process, ROS at the edges: ``--engine true``) against both.
 
 Runs ``vehicle_sim_run --scenario <name> --mode lockstep``, then ``--mode fast``, then
-``--engine true --mode lockstep`` for the same simulated duration and seed (real processes, real
-DDS on loopback, every node of the scenario; the engine: its cores in one process), and prints
-per mode: simulated seconds per wall second over the run (the monitor's figure, from
-the dynamics node's first step to the end) and the wall time of the whole command (start-up and
-shutdown included); for lockstep also where the time goes: each node's CPU time per lockstep
-frame (sampled from /proc, start-up included) against the wall time per frame. Lockstep waits
-every ``lockstep_frame_steps`` physics steps for the peers
+``--engine true --mode lockstep`` twice, the second time with a reader of every topic a stack
+reads (the engine builds only what is read: with them, every edge), for the same simulated
+duration and seed (real processes, real DDS on loopback, every node of the scenario; the engine:
+its cores in one process), and prints per mode: simulated seconds per wall second over the run
+(the summary's figure) and the wall time of the whole command (start-up and shutdown included);
+for lockstep and the engine also where the time goes: each process's CPU time per lockstep
+frame (sampled from /proc) against the wall time per frame, after the first 2 s of sim time.
+Lockstep waits every ``lockstep_frame_steps`` physics steps for the peers
 (config/dynamics.yaml); fast does not wait and is not repeatable.
 
 Usage (the project venv): $VSIM_VENV/bin/python bench/bench_lockstep.py [seconds] [scenario]
@@ -34,7 +35,7 @@ class ClockWindow:
     """Watches /clock on the run's domain: the wall and sim time when sim time first passes
     WARM_S (the sampler is marked then) and at the last tick."""
 
-    def __init__(self, domain_id: int, sampler: NodeSampler):
+    def __init__(self, domain_id: int, sampler: NodeSampler, readers: bool = False):
         import rclpy
         from rosgraph_msgs.msg import Clock
 
@@ -44,6 +45,11 @@ class ClockWindow:
         rclpy.init(context=self.context, domain_id=domain_id)
         self.node = rclpy.create_node("bench_lockstep_clock", context=self.context)
         self.node.create_subscription(Clock, "/clock", self._on_clock, qos.STREAM)
+        self.received = 0
+        if readers:  # what a stack reads: every edge is built and sent (raw: no decoding here)
+            for msg_type, topic in stack_topics():
+                self.node.create_subscription(msg_type, topic, self._on_any, qos.STREAM,
+                                              raw=True)
         self.start: tuple[float, float] | None = None
         self.last: tuple[float, float] | None = None
         self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
@@ -58,6 +64,9 @@ class ClockWindow:
                 self.executor.spin_once(timeout_sec=0.1)
         except ExternalShutdownException:
             pass  # close() shut the context down
+
+    def _on_any(self, _msg) -> None:
+        self.received += 1
 
     def _on_clock(self, msg) -> None:
         now, sim_s = time.monotonic(), msg.clock.sec + msg.clock.nanosec * 1e-9
@@ -75,7 +84,24 @@ class ClockWindow:
         return self.last[0] - self.start[0], self.last[1] - self.start[1]
 
 
-def run(mode: str, seconds: float, scenario: str, folder: Path) -> dict:
+def stack_topics() -> list[tuple[type, str]]:
+    """The outputs a stack in the loop reads (types and topics of the dynamics, sensor and
+    traffic nodes; the engine publishes the same)."""
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import Imu, NavSatFix
+    from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
+    out = [(VehicleState, "vehicle/state"), (VehicleState, "vehicle/state_raw"),
+           (Odometry, "odom"), (Imu, "imu/data"), (NavSatFix, "gnss/fix"),
+           (TrafficAgentArray, "traffic/agents"), (TrafficLightArray, "traffic/lights")]
+    try:
+        from tf2_msgs.msg import TFMessage
+        out.append((TFMessage, "/tf"))
+    except ImportError:
+        pass
+    return out
+
+
+def run(mode: str, seconds: float, scenario: str, folder: Path, readers: bool = False) -> dict:
     runner = str(Path(sys.executable).parent / "vehicle_sim_run")
     domain_id = 180 + os.getpid() % 40
     start = time.monotonic()
@@ -89,7 +115,7 @@ def run(mode: str, seconds: float, scenario: str, folder: Path) -> dict:
         text=True)
     sampler = NodeSampler(proc.pid, period_s=0.2)
     sampler.start()
-    window = ClockWindow(domain_id, sampler)
+    window = ClockWindow(domain_id, sampler, readers)
     out, err = proc.communicate()
     sampler.done.set()
     wall = time.monotonic() - start
@@ -98,6 +124,7 @@ def run(mode: str, seconds: float, scenario: str, folder: Path) -> dict:
     summary = json.loads(next(folder.glob("summary-*.json")).read_text())
     window_wall_s, window_sim_s = window.close()
     return {"summary": summary, "wall_s": wall, "cpu": sampler.cpu_by_node(since_mark=True),
+            "received": window.received,
             "window_wall_s": window_wall_s, "window_sim_s": window_sim_s}
 
 
@@ -125,21 +152,26 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in ("lockstep", "fast", "engine"):
-            folder = Path(tmp) / mode
-            result = run(mode, seconds, scenario, folder)
+        for mode in ("lockstep", "fast", "engine", "engine + readers"):
+            folder = Path(tmp) / mode.replace(" + ", "_")
+            result = run(mode.split(" ")[0], seconds, scenario, folder,
+                         readers=mode.endswith("readers"))
             summary, wall = result["summary"], result["wall_s"]
             rows[mode] = summary["real_time_factor"]
-            print(f"  {mode:8s}: {summary['real_time_factor']:.2f}x real time over the run, "
+            print(f"  {mode}: {summary['real_time_factor']:.2f}x real time over the run, "
                   f"command wall time {wall:.1f} s; ego {summary['distance_m']:.0f} m, "
                   f"{summary['traffic_agents_max']} agents max, "
                   f"{summary['accidents']} accidents")
-            if mode in ("lockstep", "engine"):
+            if mode != "fast":
                 print_frame_costs(result)
+            if mode.endswith("readers"):
+                print(f"  a reader of {len(stack_topics())} stack topics (raw, in this process) "
+                      f"received {result['received']} messages")
     if rows["fast"] > 0:
         print(f"  lockstep / fast: {rows['lockstep'] / rows['fast']:.2f}")
     if rows["lockstep"] > 0:
-        print(f"  engine / lockstep graph: {rows['engine'] / rows['lockstep']:.2f}")
+        print(f"  engine / lockstep graph: {rows['engine'] / rows['lockstep']:.2f}; with the "
+              f"stack's readers: {rows['engine + readers'] / rows['lockstep']:.2f}")
 
 
 if __name__ == "__main__":
