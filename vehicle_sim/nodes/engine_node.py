@@ -105,6 +105,8 @@ class EngineNode(Node):
         network = self.engine.world.sim.network
         self.encoder = tm.AgentEncoder(network.lane_names)
         self.light_xy, self.ped_xy = tm.light_positions(network)
+        # as the traffic node's: at a change, else at lights_rate_hz (no lockstep reader waits)
+        self.lights_gate = tm.LightsGate(self.ep.traffic.lights_rate_hz)
         self.damage_book: dict[str, dict[str, list]] = {}  # body -> its parts' damage
         self.failed = self.finished = self._started = False
         self._wall0 = time.monotonic()
@@ -209,8 +211,8 @@ class EngineNode(Node):
         if _read(self.pub_agents):
             owner = np.full(len(agents["uid"]), self.ep.traffic.shard_index)
             self.pub_agents.publish(self.encoder.encode(agents, owner, t_ns, frame, source))
-        if _read(self.pub_lights):
-            ped_names, ped = self.engine.world.sim.pedestrian_states()
+        ped_names, ped = self.engine.world.sim.pedestrian_states()
+        if self.lights_gate.due(t_ns, lights[1], ped) and _read(self.pub_lights):
             self.pub_lights.publish(tm.lights_msg(lights[0], lights[1], self.light_xy,
                                                   ped_names, ped, self.ped_xy, t_ns, frame,
                                                   source))

@@ -203,6 +203,25 @@ def light_positions(network: Network) -> tuple[np.ndarray, np.ndarray]:
     return network.light_stop_xy(), network.pedestrian_light_xy()
 
 
+class LightsGate:
+    """When a TrafficLightArray goes out: at a change of any light's state, else once per
+    1 / ``rate_hz`` of sim time; ``every``: at every step (lockstep readers wait for each)."""
+
+    def __init__(self, rate_hz: float):
+        self.period_ns = round(1e9 / rate_hz)
+        self.sent: tuple[np.ndarray, np.ndarray] | None = None
+        self.next_ns = 0
+
+    def due(self, t_ns: int, states: np.ndarray, ped: np.ndarray, every: bool = False) -> bool:
+        sent = self.sent
+        changed = sent is None or not (np.array_equal(states, sent[0])
+                                       and np.array_equal(ped, sent[1]))
+        if not changed and t_ns < self.next_ns and not every:
+            return False
+        self.sent, self.next_ns = (states, ped), t_ns + self.period_ns
+        return True
+
+
 def lights_msg(names: list[str], states: np.ndarray, xy: np.ndarray, ped_names: list[str],
                ped_states: np.ndarray, ped_xy: np.ndarray, t_ns: int,
                frame: str, source: str = "") -> TrafficLightArray:

@@ -107,8 +107,8 @@ class TrafficNode(Node):
         self.ego_ns = -1  # stamp of the newest vehicle state [ns]
         self.last_ns: int | None = None  # sim time of the last step (schedule anchor)
         self.steps = self.skipped = 0
-        self._lights_sent: tuple[np.ndarray, np.ndarray] | None = None
-        self._next_lights_ns = self._next_markers_ns = 0
+        self.lights_gate = tm.LightsGate(self.p.lights_rate_hz)  # on change, else at its rate
+        self._next_markers_ns = 0
         self._timing = np.zeros((TIMING_REPORT_STEPS, 2))  # wall s: core step, outputs
         self.pub_agents = self.create_publisher(TrafficAgentArray, "traffic/agents",
                                                  qos.LARGE_STREAM)
@@ -229,7 +229,7 @@ class TrafficNode(Node):
         self.get_logger().warning(f"sim time went back to {now_ns * 1e-9:.3f} s: "
                                   "re-anchoring the traffic schedule")
         self._held = None  # (its step stays in the core: the traffic runs on)
-        self._next_lights_ns = self._next_markers_ns = 0  # both go out at the first step
+        self.lights_gate.next_ns = self._next_markers_ns = 0  # both go out at the first step
         self.world.restart()  # a new run: the crashed agents go, a new crash world and scene
         self.damage_out.publish(now_ns, None, None)  # a new run: nothing damaged
         # ego states of the run before (lockstep) would block the newer ones
@@ -299,13 +299,9 @@ class TrafficNode(Node):
     def _publish_lights(self, t_ns: int) -> None:
         names, states = self.sim.light_states()
         ped_names, ped = self.sim.pedestrian_states()
-        sent = self._lights_sent
-        changed = sent is None or not (np.array_equal(states, sent[0])
-                                       and np.array_equal(ped, sent[1]))
-        if not changed and t_ns < self._next_lights_ns and not self.p.lockstep:
-            return  # (in lockstep every step's lights go out: readers wait for them)
-        self._lights_sent = (states, ped)
-        self._next_lights_ns = t_ns + round(1e9 / self.p.lights_rate_hz)
+        # (in lockstep every step's lights go out: readers wait for them)
+        if not self.lights_gate.due(t_ns, states, ped, every=self.p.lockstep):
+            return
         self._last_lights = tm.lights_msg(names, states, self.light_xy, ped_names, ped,
                                           self.ped_xy, t_ns, self.p.frame_id, self.get_name())
         self.pub_lights.publish(self._last_lights)
