@@ -16,7 +16,7 @@ from typing import Any
 
 from vehicle_sim import graph
 from vehicle_sim.core.accident.params import AccidentParams
-from vehicle_sim.core.config import ConfigError, build_flat, flat_fields, load_yaml
+from vehicle_sim.core.config import ConfigError, build_flat, flat_fields, load_yaml, ros_owned
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.engine.urban import EngineParams
@@ -75,7 +75,7 @@ def core_params(cls: type, node: graph.NodeSpec, args: dict[str, str],
     """``cls`` built from what ``node`` would be given (module docstring)."""
     known = {name for name, *_ in flat_fields(cls)}
     source = f"scenario node {node.name} ({node.params_file or 'no parameter file'})"
-    values = file_parameters(node)
+    values = {k: v for k, v in file_parameters(node).items() if not ros_owned(k)}
     unknown = sorted(set(values) - known)
     if unknown:
         raise ConfigError(source, unknown[0], f"unknown parameter (known: "
@@ -106,7 +106,27 @@ def engine_params(scenario: graph.Scenario, args: dict[str, str]) -> EngineParam
                if field not in found and exe not in OPTIONAL]
     if missing:
         raise ConfigError("scenario", "nodes", f"the engine needs {', '.join(missing)}")
-    return EngineParams(**found)
+    p = EngineParams(**found)
+    check_rates(p)
+    return p
+
+
+def check_rates(p: EngineParams) -> None:
+    """What the engine steps on the physics grid must lie on it (a traffic or control period
+    that is not a whole number of physics steps would never fire), and the sensors read the
+    states the engine gives them (the IMU the raw state, the GNSS the state)."""
+    dt_ns = p.dynamics.dt_ns
+    for name, period_ns in (("traffic rate_hz", p.traffic.dt_ns),
+                            ("ego_driver control_rate_hz",
+                             round(1e9 / p.ego_driver.control_rate_hz))):
+        if period_ns % dt_ns:
+            raise ConfigError("scenario", name, f"a period of {period_ns} ns is not a whole "
+                              f"number of physics steps ({dt_ns} ns): the engine cannot run it")
+    for name, topic, want in (("imu", p.imu.state_topic, "vehicle/state_raw"),
+                              ("gps", p.gps.state_topic, "vehicle/state")):
+        if topic != want:
+            raise ConfigError("scenario", f"{name} state_topic", f"{topic!r}: the engine feeds "
+                              f"the {name} model the states of {want} only")
 
 
 def left_out(scenario: graph.Scenario, args: dict[str, str]) -> list[str]:

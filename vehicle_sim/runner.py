@@ -26,6 +26,7 @@ from pathlib import Path
 
 from vehicle_sim import graph
 from vehicle_sim.core.config import ConfigError
+from vehicle_sim.engine_setup import engine_params
 from vehicle_sim.paths import config_path, executable
 from vehicle_sim.progress import (
     PROGRESS_ENV,
@@ -254,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         scenario = graph.load_scenario(args["scenario"], options.foreign_executables)
         children = [Child(process, process_command(process, args, scenario))
                     for process in graph.processes(scenario, args)]
+        if args["engine"] == "true":  # what the engine cannot run is refused before it starts
+            engine_params(scenario, args)
     except (ConfigError, FileNotFoundError) as exc:
         print(f"vehicle_sim_run: {exc}", file=sys.stderr)
         return 2

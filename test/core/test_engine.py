@@ -201,3 +201,48 @@ def test_the_ego_driven_into_a_tree_is_an_accident_with_damage_and_a_summary_lin
     assert engine.summary.accidents == len(events) == len(engine.accident_details)
     assert engine.accident_details[0]["victim"] == "static/tree0_0"
     assert engine.model.snapshot().velocity_mps[0] < 5.0, "the tree stopped it"
+
+
+def test_a_scripted_scene_is_reported_with_its_planned_bodies(tmp_path):
+    """Paper 002's A4 (scenario accident_a4, with an ego driver and sensors added so the engine
+    can run it): both planned collisions are reported by the scripted bodies' names
+    (TrafficAgent ids, as the accident node names them), scripted, and their damage is in the
+    summary's book."""
+    text = config_path("scenarios/accident_a4.yaml").read_text().replace("nodes:\n", (
+        "nodes:\n"
+        "  - {name: ego_driver, executable: ego_driver_node, params_file: ego_driver.yaml}\n"
+        "  - {name: imu, executable: imu_node, params_file: imu.yaml}\n"
+        "  - {name: gps, executable: gps_node, params_file: gps.yaml}\n"))
+    path = tmp_path / "a4_engine.yaml"
+    path.write_text(text)
+    p = engine_params(graph.load_scenario(str(path)), graph.resolve_args({"mode": "lockstep"}))
+    events = []
+    record = Record()
+    record.accident = events.append
+    engine = UrbanEngine(p, record)
+    for _ in range(400):  # 8 s
+        engine.frame()
+    engine.close()
+    pairs = [(e.contact.actor, e.contact.victim, e.scripted) for e in events]
+    assert pairs == [("scripted/vehicleB", "scripted/vehicleA", True),
+                     ("scripted/vehicleA", "static/tree1", True)]
+    assert {"scripted/vehicleA", "scripted/vehicleB"} <= set(engine.damage_book(None))
+    assert [d["source"] for d in engine.accident_details] == [1, 1]  # SOURCE_SCRIPTED
+
+
+@pytest.mark.parametrize("text, words", [
+    ("control_rate_hz: 30.0", "control_rate_hz"),
+    ("state_topic: vehicle/state_raw", "gps state_topic"),
+])
+def test_rates_off_the_physics_grid_and_other_inputs_are_refused(tmp_path, text, words):
+    """A control period of 33.3 ms is no whole number of 1 ms steps (it would never fire); a
+    GNSS fed from the raw state is not what the engine gives it."""
+    node = "ego_driver" if "control" in text else "gps"
+    params = tmp_path / f"{node}.yaml"
+    params.write_text(f"/**:\n  ros__parameters:\n    {text}\n")
+    scenario = config_path("scenarios/urban.yaml").read_text().replace(
+        f"params_file: {node}.yaml", f"params_file: {params}")
+    path = tmp_path / "scenario.yaml"
+    path.write_text(scenario)
+    with pytest.raises(ConfigError, match=words):
+        engine_params(graph.load_scenario(str(path)), graph.resolve_args({"mode": "lockstep"}))

@@ -54,6 +54,7 @@ from vehicle_sim.core.vehicle.factory import make_model
 from vehicle_sim.core.vehicle.faults import VehicleFaults
 from vehicle_sim.core.vehicle.interface import Controls, NonFiniteState
 from vehicle_sim.core.vehicle.params import VehicleParams
+from vehicle_sim.engine_setup import flatten
 from vehicle_sim.graph import Scenario
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
@@ -349,17 +350,6 @@ def _node_section(name: str) -> dict:
     return data.get("/**", {}).get("ros__parameters", {}) or {}
 
 
-def _flatten(data: dict, prefix: str = "") -> dict:
-    out = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flatten(value, f"{name}."))
-        else:
-            out[name] = value
-    return out
-
-
 NODE_PARAMS = {"dynamics": DynamicsParams, "traffic": TrafficNodeParams,
                "bridge": BridgeNodeParams, "imu": ImuNodeParams, "gps": GpsNodeParams,
                "ego_driver": EgoDriverParams, "accident": AccidentParams, "monitor": MonitorParams}
@@ -379,7 +369,7 @@ def shipped_files() -> dict[str, tuple[type, dict, str]]:
         files[f"platform {path.stem}"] = (PlatformParams, load_yaml(path), "build")
     for name, cls in NODE_PARAMS.items():
         flat = {n: d for n, _, d, _ in flat_fields(cls) if d is not dataclasses.MISSING}
-        shipped = _flatten(_node_section(name)) if (CONFIG / f"{name}.yaml").exists() else {}
+        shipped = flatten(_node_section(name)) if (CONFIG / f"{name}.yaml").exists() else {}
         flat.update(shipped)
         files[f"node {name}"] = (cls, flat, "flat")
     return files

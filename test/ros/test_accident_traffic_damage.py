@@ -17,9 +17,10 @@ from vehicle_sim.msg import VehicleDamage, VehicleDamageArray
 
 from test.ros.test_traffic_instructor import Rig
 from vehicle_sim.core.accident.damage import PART_NAMES
+from vehicle_sim.core.accident.traffic_world import body_name
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp, to_ns
-from vehicle_sim.nodes.traffic_damage import TOPIC, body_name
+from vehicle_sim.nodes.traffic_damage import TOPIC
 from vehicle_sim.nodes.traffic_msgs import agent_ids
 from vehicle_sim.paths import config_path
 

@@ -5,6 +5,8 @@ run as asked."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,8 @@ from pathlib import Path
 import rclpy
 
 from vehicle_sim.nodes import qos
+from vehicle_sim.paths import config_path
+from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
 
 RUNNER = str(Path(sys.executable).parent / "vehicle_sim_run")
 
@@ -54,6 +58,37 @@ def test_the_engine_is_refused_in_real_time_with_one_line():
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def test_a_scenario_the_engine_cannot_run_is_refused_before_it_starts(tmp_path):
+    """A fault schedule: one line and exit 2 from the runner, no process started."""
+    text = config_path("scenarios/urban.yaml").read_text()
+    path = tmp_path / "scheduled.yaml"
+    path.write_text(text + "schedule:\n  - {at_s: 1.0, target: gps, fault: NO_FIX, id: 1}\n")
+    result = run("--engine", "true", "--mode", "lockstep", "--scenario", str(path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "no fault schedule" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "[engine]" not in result.stdout
+
+
+def test_an_unbounded_engine_run_stopped_by_sigint_writes_an_interrupted_summary(tmp_path):
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "engine_node"), "--ros-args",
+                             "-p", f"record_dir:={tmp_path}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, PROGRESS_ENV: "1"})
+    lines = []
+    for line in proc.stdout:  # until it has stepped (its progress line, once a wall second)
+        lines.append(line)
+        if line.startswith(PROGRESS_MARK):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, "".join(lines) + out
+    summary = json.loads(next(tmp_path.glob("summary-*.json")).read_text())
+    assert "interrupted" in summary["notes"]
+    assert summary["sim_time_s"] > 0.0, "it ran before the stop"
+    assert summary["physics_steps"] == round(summary["sim_time_s"] * 1000), "whole frames"
+
+
 def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_node, start_node):
     from nav_msgs.msg import Odometry
     from rosgraph_msgs.msg import Clock
@@ -70,7 +105,7 @@ def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_n
                 ("fix", NavSatFix, "gnss/fix", qos.SENSOR),
                 ("agents", TrafficAgentArray, "traffic/agents", qos.LARGE_STREAM),
                 ("lights", TrafficLightArray, "traffic/lights", qos.LIGHTS))]
-    engine = start_node("engine_node", params={"duration": 8.0, "seed": 3, "record_dir": "''",
+    engine = start_node("engine_node", params={"duration": 20.0, "seed": 3, "record_dir": "''",
                                                 "wait_for_nodes": f"[{ros_node.get_name()}]"})
     try:
         ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
@@ -85,9 +120,9 @@ def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_n
     assert all(got.values()), {k: len(v) for k, v in got.items()}
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["state"]]
     assert all(t % 10_000_000 == 0 for t in stamps), "states on the 100 Hz sim-time grid"
-    assert stamps == sorted(set(stamps)) and stamps[-1] <= 8 * 10**9
+    assert stamps == sorted(set(stamps)) and stamps[-1] <= 20 * 10**9
     clock = [m.clock.sec * 10**9 + m.clock.nanosec for m in got["clock"]]
-    assert clock == sorted(set(clock)) and clock[-1] <= 8 * 10**9
+    assert clock == sorted(set(clock)) and clock[-1] <= 20 * 10**9
     assert got["state"][0].header.frame_id == "odom" and got["state"][0].child_frame_id == \
         "base_link"
     assert got["imu"][0].header.frame_id == "imu_link"

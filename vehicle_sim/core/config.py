@@ -115,6 +115,16 @@ def build(cls: type[T], data: Any, *, source: str, prefix: str = "") -> T:
         raise ConfigError(source, prefix, str(exc)) from None
 
 
+# parameters a node's file may set that are not its dataclass's: declared by rclpy, by a part
+# every node shares (lockstep_peer.GRAPH_PARAM), or rclpy's QoS overrides
+ROS_OWNED = ("use_sim_time", "start_type_description_service", "lockstep_graph")
+
+
+def ros_owned(name: str) -> bool:
+    """A parameter name that belongs to ROS, not to a node's dataclass (ROS_OWNED)."""
+    return name in ROS_OWNED or name.startswith("qos_overrides.")
+
+
 def flat_fields(cls: type) -> list[tuple[str, type, Any, dict]]:
     """(dotted name, scalar type, default, metadata) for every leaf field of ``cls``."""
     out = []

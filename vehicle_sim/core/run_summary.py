@@ -72,6 +72,24 @@ class RunSummary:
         return "\n".join(lines)
 
 
+MAX_ACCIDENT_DETAILS = 1000  # bound of the summary's accident list (the count goes on)
+
+
+def record_accident(summary: RunSummary, details: list[dict], *, time_s: float, event_id: int,
+                    actor: str, victim: str, actor_part: int, victim_part: int,
+                    impact_speed_mps: float, position_m: tuple[float, float], source: int,
+                    fault_id: int) -> None:
+    """One accident (AccidentEvent's fields: parts PART_*, source SOURCE_*): counted, and listed
+    in ``details`` while it holds fewer than MAX_ACCIDENT_DETAILS."""
+    summary.accidents += 1
+    if len(details) < MAX_ACCIDENT_DETAILS:
+        details.append({"time_s": time_s, "id": event_id, "actor": actor, "victim": victim,
+                        "actor_part": int(actor_part), "victim_part": int(victim_part),
+                        "impact_speed_mps": impact_speed_mps,
+                        "position_m": [float(position_m[0]), float(position_m[1])],
+                        "source": int(source), "fault_id": int(fault_id)})
+
+
 def write_summary(summary: RunSummary, record_dir: str, accident_details: list[dict],
                   damage: dict[str, dict[str, list]]) -> str:
     """The summary's text with each damaged body's parts (VehicleDamage levels), written as

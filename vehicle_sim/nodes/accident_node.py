@@ -88,8 +88,9 @@ class AccidentNode(Node):
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         self.agents.update(msg)
         self.watch.remember_faults(agent_columns(msg.agents))
-        t_ns = conv.to_ns(msg.header.stamp)
-        self._report(lambda: self.watch.agents(t_ns, self._current(t_ns)))
+        if self.p.agents_vs_agents:  # agent pairs at the array's own stamp
+            t_ns = conv.to_ns(msg.header.stamp)
+            self._report(lambda: self.watch.agents(t_ns, self._current(t_ns)))
 
     def _on_state(self, msg: VehicleState) -> None:
         t_ns = conv.to_ns(msg.header.stamp)

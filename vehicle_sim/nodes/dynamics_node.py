@@ -9,7 +9,6 @@ import threading
 import traceback
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from std_srvs.srv import SetBool, Trigger
@@ -41,7 +40,7 @@ from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
 from vehicle_sim.nodes.stack_inputs import initial_pose
-from vehicle_sim.nodes.tf_publisher import TfPublisher, reference_odometry
+from vehicle_sim.nodes.tf_publisher import StateOutputs
 from vehicle_sim.nodes.vehicle_faults import VehicleFaultLink
 from vehicle_sim.paths import config_path
 
@@ -105,19 +104,12 @@ class DynamicsNode(Node):
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})
         self.rejected = 0
-        self.pub_state = self.create_publisher(conv.VehicleState, "vehicle/state", qos.STATE,
-                                               qos_overriding_options=qos.overridable())
-        # reliable when not paced by the wall clock: sensors then sample every state (a seeded
-        # run repeats); best-effort readers still match
-        self.pub_raw = self.create_publisher(
-            conv.VehicleState, "vehicle/state_raw",
-            qos.STREAM if self.p.mode == "realtime" else qos.RELIABLE_STREAM)
-        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE,
-                                              qos_overriding_options=qos.overridable())
-        # base_link at the reference point in odom and /tf (vehicle/state stays the CG's)
+        # base_link at the reference point in odom and /tf (vehicle/state stays the CG's); the
+        # raw state reliable when not paced by the wall clock: sensors then sample every state
+        # (a seeded run repeats); best-effort readers still match
         self.base_r_m = vehicle_reference_m(self.p.base_link, self.vehicle, self.p.model)
-        self.tf = (TfPublisher(self, self.p.odom_in_map, self.p.map_frame, self.p.odom_frame)
-                   if self.p.publish_tf else None)
+        self.outputs = StateOutputs(self, self.p, self.base_r_m, qos.STREAM if self.p.mode
+                                    == "realtime" else qos.RELIABLE_STREAM)
         self.pub_clock = self.create_publisher(
             Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
@@ -204,15 +196,7 @@ class DynamicsNode(Node):
             self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
         if not (raw or state):
             return
-        msg = self._state_msg(t_ns, snapshot)
-        if raw:
-            self.pub_raw.publish(msg)
-        if state:
-            self.pub_state.publish(msg)
-            odom = reference_odometry(msg, self.base_r_m)
-            self.pub_odom.publish(odom)
-            if self.tf is not None:
-                self.tf.send(odom)
+        self.outputs.publish(self._state_msg(t_ns, snapshot), raw, state)
 
     def _on_damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None:
         self.crash.publish(t_ns, impulse_ns, levels)
@@ -271,9 +255,9 @@ class DynamicsNode(Node):
         # state of a frame (the traffic and ego the 100 Hz state, the sensor peers the raw one)
         self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
         msg = self._state_msg(t_ns)
-        self.pub_state.publish(msg)
+        self.outputs.pub_state.publish(msg)
         if self.p.raw_state_decimation:
-            self.pub_raw.publish(msg)
+            self.outputs.pub_raw.publish(msg)
 
     def _state_msg(self, t_ns: int, snapshot: VehicleSnapshot | None = None
                    ) -> conv.VehicleState:

@@ -10,8 +10,10 @@ reader is matched, so an edge nobody reads costs nothing): ``/clock``, ``vehicle
 ``vehicle/state_raw``, ``odom`` (base_link at ``base_link``) and ``/tf``, ``imu/data``,
 ``gnss/fix``, ``gnss/velocity``, ``traffic/agents`` (CDR from the arrays), ``traffic/lights``,
 ``autonomy/control`` (the autopilot's commands), ``accidents`` (AccidentEvent, the accident
-node's law: core.accident.watch). The engine waits for no reader: a reader that
-must see every message subscribes with a reliable QoS deep enough, or runs the node graph.
+node's law: core.accident.watch). The engine waits for no reader (``wait_for_nodes`` holds
+only its start): the writers keep the nodes' keep-last histories, so a reader that falls behind
+by more than one history misses messages; a stack that must see every one runs the node graph
+in lockstep.
 Ego contacts go to the log; the ego's damage and the run summary go to the summary (printed at
 the end and written to ``record_dir`` as the sim_monitor does). Not run (refused with exit 2
 where the run would differ, see engine_setup): fault schedules, shards; left out with one log
@@ -26,10 +28,10 @@ from __future__ import annotations
 import os
 import threading
 import time
+import traceback
 
 import numpy as np
 from geometry_msgs.msg import TwistWithCovarianceStamped
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
@@ -51,7 +53,6 @@ from vehicle_sim.msg import (
     TrafficAgentArray,
     TrafficLightArray,
     VehicleControl,
-    VehicleState,
 )
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -62,11 +63,13 @@ from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.imu_node import imu_msg
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
-from vehicle_sim.nodes.tf_publisher import TfPublisher, reference_odometry
+from vehicle_sim.nodes.sensor_common import sensor_mount_tf
+from vehicle_sim.nodes.tf_publisher import StateOutputs
 from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
 from vehicle_sim.warm import warm_accident, warm_ego, warm_traffic, warm_vehicles
 
 PROGRESS_PERIOD_S = 1.0  # [s] wall time between progress lines (as the sim_monitor's)
+STOP_TIMEOUT_S = 5.0  # [s] wall time for the frame under way to end at a stop
 
 
 class EngineNode(Node):
@@ -84,16 +87,10 @@ class EngineNode(Node):
         d = self.ep.dynamics
         self.frame_id, self.base_frame, self.model_name = d.odom_frame, d.base_frame, d.model
         self.pub_clock = self.create_publisher(Clock, "/clock", qos.RELIABLE_STREAM)
-        self.pub_state = self.create_publisher(VehicleState, "vehicle/state", qos.STATE)
-        self.pub_raw = self.create_publisher(VehicleState, "vehicle/state_raw",
-                                             qos.RELIABLE_STREAM)
-        self.pub_odom = self.create_publisher(Odometry, "odom", qos.STATE)
-        self.tf = (TfPublisher(self, d.odom_in_map, d.map_frame, d.odom_frame)
-                   if d.publish_tf else None)
-        self.pub_imu = self.create_publisher(Imu, self.ep.imu.imu_topic, qos.SENSOR)
-        self.pub_fix = self.create_publisher(NavSatFix, self.ep.gps.fix_topic, qos.SENSOR)
-        self.pub_vel = (self.create_publisher(TwistWithCovarianceStamped,
-                                              self.ep.gps.velocity_topic, qos.SENSOR)
+        self.pub_imu = self._sensor_publisher(Imu, self.ep.imu.imu_topic)
+        self.pub_fix = self._sensor_publisher(NavSatFix, self.ep.gps.fix_topic)
+        self.pub_vel = (self._sensor_publisher(TwistWithCovarianceStamped,
+                                               self.ep.gps.velocity_topic)
                         if self.ep.gps.velocity_topic else None)
         self.pub_agents = self.create_publisher(TrafficAgentArray, "traffic/agents",
                                                 qos.LARGE_STREAM)
@@ -101,13 +98,21 @@ class EngineNode(Node):
         self.pub_command = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
         self.pub_accidents = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.engine = UrbanEngine(self.ep, self)
-        self.base_r_m = vehicle_reference_m(self.p.base_link, self.engine.vehicle, d.model)
+        # the sensor frames, as the sensor nodes give them (stamped at sim time 0)
+        imu, gnss = self.engine.imu.params, self.engine.gnss.params
+        self._mounts = [sensor_mount_tf(self, self.ep.imu, imu.lever_arm_m, imu.mounting_rpy_rad,
+                                        conv.stamp(0)),
+                        sensor_mount_tf(self, self.ep.gps, gnss.antenna_lever_arm_m,
+                                        (0.0, 0.0, 0.0), conv.stamp(0))]
+        # the dynamics node's outputs (raw state reliable, as in its batch modes)
+        self.outputs = StateOutputs(self, d, vehicle_reference_m(
+            self.p.base_link, self.engine.vehicle, d.model), qos.RELIABLE_STREAM)
         network = self.engine.world.sim.network
         self.encoder = tm.AgentEncoder(network.lane_names)
         self.light_xy, self.ped_xy = tm.light_positions(network)
         # as the traffic node's: at a change, else at lights_rate_hz (no lockstep reader waits)
         self.lights_gate = tm.LightsGate(self.ep.traffic.lights_rate_hz)
-        self.damage_book: dict[str, dict[str, list]] = {}  # body -> its parts' damage
+        self.ego_damage: dict[str, list] | None = None  # the ego's latest damage report
         self.failed = self.finished = self._started = False
         self._wall0 = time.monotonic()
         self._stop = threading.Event()
@@ -116,12 +121,18 @@ class EngineNode(Node):
                                f"duration {self.p.duration:g} s, frames of "
                                f"{d.lockstep_frame_steps} steps at {d.physics_rate_hz:g} Hz")
 
+    def _sensor_publisher(self, msg_type: type, topic: str):
+        """As the sensor nodes' (SensorNode.sensor_publisher): qos.SENSOR, overridable."""
+        return self.create_publisher(msg_type, topic, qos.SENSOR,
+                                     qos_overriding_options=qos.overridable())
+
     # ---- the run -------------------------------------------------------------------------
     def start(self) -> None:
-        """The frames start once the nodes of ``wait_for_nodes`` are up (GraphStart)."""
+        """The frames start once the nodes of ``wait_for_nodes`` are up and their /clock
+        readers are matched (GraphStart; at most its CLOCK_MATCH_WAIT_S)."""
         d = self.ep.dynamics
         self._graph_start = GraphStart(self, self.p.wait_for_nodes, d.start_timeout_s,
-                                       d.start_settle_s, self._start_frames)
+                                       d.start_settle_s, self._start_frames, match_clock=True)
 
     def _start_frames(self) -> None:
         self._wall0 = self._progress_wall = time.monotonic()
@@ -139,9 +150,9 @@ class EngineNode(Node):
                 else:
                     self.engine.frame()
                 self._progress()
-        except Exception as exc:  # a diverged model, a core error: the run failed
+        except Exception as exc:  # a diverged model, a core error: the run failed (exit 1)
             self.get_logger().fatal(f"engine failed at t={self.engine.t_ns * 1e-9:.3f} s: "
-                                    f"{type(exc).__name__}: {exc}")
+                                    f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             self.failed = True
         self.finished = True
 
@@ -160,8 +171,10 @@ class EngineNode(Node):
         """The summary, printed (and written to record_dir) before the ROS clean-up."""
         self._stop.set()
         if self._started:
-            self._thread.join(timeout=5.0)
+            self._thread.join(timeout=STOP_TIMEOUT_S)
+        running = self._thread.is_alive()  # a frame that never ends: its world stays open
         s = self.engine.summary
+        s.physics_steps = self.engine.loop.k
         s.wall_time_s = time.monotonic() - self._wall0
         s.real_time_factor = s.sim_time_s / s.wall_time_s if s.wall_time_s > 0 else 0.0
         done = self.p.duration > 0 and self.engine.t_ns >= round(self.p.duration * 1e9)
@@ -169,30 +182,22 @@ class EngineNode(Node):
                        else "failed" if self.failed else "interrupted")
         s.notes.append("lockstep engine: the scenario's cores in one process")
         print(write_summary(s, self.p.record_dir, self.engine.accident_details,
-                                  self.damage_book), flush=True)
-        self.engine.close()
+                            self.engine.damage_book(self.ego_damage)), flush=True)
+        if not running:
+            self.engine.close()
 
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
     # ---- edges (core.engine.urban.Edges) ---------------------------------------------------
     def clock(self, t_ns: int) -> None:
-        self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
+        if _read(self.pub_clock):
+            self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
 
     def vehicle(self, t_ns: int, snap: VehicleSnapshot, raw: bool, state: bool) -> None:
-        out_state = state and (_read(self.pub_state) or _read(self.pub_odom) or
-                               (self.tf is not None and self.tf.enabled))
-        if not ((raw and _read(self.pub_raw)) or out_state):
-            return
-        msg = conv.vehicle_state(snap, t_ns, self.frame_id, self.base_frame, self.model_name)
-        if raw:
-            self.pub_raw.publish(msg)
-        if state:
-            self.pub_state.publish(msg)
-            odom = reference_odometry(msg, self.base_r_m)
-            self.pub_odom.publish(odom)
-            if self.tf is not None:
-                self.tf.send(odom)
+        if self.outputs.read(raw, state):
+            self.outputs.publish(conv.vehicle_state(snap, t_ns, self.frame_id, self.base_frame,
+                                                    self.model_name), raw, state)
 
     def imu(self, t_ns: int, sample: ImuSample) -> None:
         if _read(self.pub_imu):
@@ -212,7 +217,7 @@ class EngineNode(Node):
             owner = np.full(len(agents["uid"]), self.ep.traffic.shard_index)
             self.pub_agents.publish(self.encoder.encode(agents, owner, t_ns, frame, source))
         ped_names, ped = self.engine.world.sim.pedestrian_states()
-        if self.lights_gate.due(t_ns, lights[1], ped) and _read(self.pub_lights):
+        if _read(self.pub_lights) and self.lights_gate.due(t_ns, lights[1], ped):
             self.pub_lights.publish(tm.lights_msg(lights[0], lights[1], self.light_xy,
                                                   ped_names, ped, self.ped_xy, t_ns, frame,
                                                   source))
@@ -232,8 +237,8 @@ class EngineNode(Node):
             f"{msg.victim}, {msg.impact_speed:.1f} m/s")
 
     def damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None:
-        self.damage_book["ego"] = {"impulse_ns": [float(v) for v in impulse_ns],
-                              "level": [int(v) for v in levels]}
+        self.ego_damage = {"impulse_ns": [float(v) for v in impulse_ns],
+                           "level": [int(v) for v in levels]}
 
     def log(self, line: str) -> None:
         self.get_logger().info(line)

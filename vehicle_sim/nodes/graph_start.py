@@ -22,8 +22,12 @@ CLOCK_MATCH_WAIT_S = 15.0  # [s] wall time for every node's /clock reader to mat
 
 class GraphStart:
     def __init__(self, node: Node, wait_for_nodes: tuple[str, ...], start_timeout_s: float,
-                 start_settle_s: float, on_start: Callable[[], None]):
+                 start_settle_s: float, on_start: Callable[[], None],
+                 match_clock: bool | None = None):
         self._node, self._names, self._on_start = node, set(wait_for_nodes), on_start
+        # wait for their /clock readers: with sim time (None), or as asked (the engine, which
+        # owns the clock without following it)
+        self._match_clock = match_clock
         self._timeout_s, self._settle_s = start_timeout_s, start_settle_s
         self._waiting_since = time.monotonic()
         self._up_at = self._ready_at = None
@@ -41,8 +45,9 @@ class GraphStart:
                 node.get_logger().warning(f"starting without {', '.join(missing)} after "
                                           f"{waited:.0f} s")
             self._up_at, self._ready_at = now, now + self._settle_s
-        matching = (node.get_parameter("use_sim_time").value
-                    and not self._clock_readers_known()
+        follow = (node.get_parameter("use_sim_time").value if self._match_clock is None
+                  else self._match_clock)
+        matching = (follow and not self._clock_readers_known()
                     and now - self._up_at < CLOCK_MATCH_WAIT_S)
         if now >= self._ready_at and not matching:
             node.destroy_timer(self._timer)

@@ -12,7 +12,13 @@ import time
 
 from rclpy.node import Node
 
-from vehicle_sim.core.run_summary import MonitorParams, RunSummary, write_summary
+from vehicle_sim.core.run_summary import (
+    MAX_ACCIDENT_DETAILS,
+    MonitorParams,
+    RunSummary,
+    record_accident,
+    write_summary,
+)
 from vehicle_sim.msg import (
     AccidentEvent,
     SimStatus,
@@ -28,7 +34,6 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
 
 DRAIN_S = 0.5  # [s] wall time to take in what is still queued once the duration is reached
-MAX_ACCIDENT_DETAILS = 1000  # bound of the summary's accident list (the count goes on)
 PROGRESS_PERIOD_S = 1.0  # [s] wall time between progress lines (a choice: a readable refresh)
 
 
@@ -100,14 +105,12 @@ class MonitorNode(Node):
                                 msg.lateness_p99, msg.command_timeout, msg.rejected_commands)
 
     def _on_accident(self, msg: AccidentEvent) -> None:
-        self.summary.accidents += 1
-        if len(self.accident_details) < MAX_ACCIDENT_DETAILS:
-            self.accident_details.append({
-                "time_s": to_ns(msg.header.stamp) * 1e-9, "id": msg.id, "actor": msg.actor,
-                "victim": msg.victim, "actor_part": int(msg.actor_part),
-                "victim_part": int(msg.victim_part), "impact_speed_mps": msg.impact_speed,
-                "position_m": [msg.position.x, msg.position.y], "source": int(msg.source),
-                "fault_id": int(msg.fault_id)})
+        record_accident(self.summary, self.accident_details,
+                        time_s=to_ns(msg.header.stamp) * 1e-9, event_id=msg.id, actor=msg.actor,
+                        victim=msg.victim, actor_part=msg.actor_part,
+                        victim_part=msg.victim_part, impact_speed_mps=msg.impact_speed,
+                        position_m=(msg.position.x, msg.position.y), source=msg.source,
+                        fault_id=msg.fault_id)
 
     def _on_damage(self, msg: VehicleDamage) -> None:
         if len(self.damage) < MAX_ACCIDENT_DETAILS or msg.body in self.damage:

@@ -9,7 +9,7 @@ from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParameters
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from vehicle_sim.core.config import ConfigError, build_flat, flat_fields
+from vehicle_sim.core.config import ConfigError, build_flat, flat_fields, ros_owned
 
 T = TypeVar("T")
 
@@ -18,8 +18,6 @@ _ROS_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_I
               tuple[str, ...]: ParameterType.PARAMETER_STRING_ARRAY,
               tuple[float, ...]: ParameterType.PARAMETER_DOUBLE_ARRAY,
               tuple[int, ...]: ParameterType.PARAMETER_INTEGER_ARRAY}
-# declared by rclpy, or by a part every such node shares (lockstep_peer.GRAPH_PARAM)
-_ALWAYS_KNOWN = ("use_sim_time", "start_type_description_service", "lockstep_graph")
 
 
 def declare_and_load(node: Node, cls: type[T]) -> T:
@@ -33,8 +31,9 @@ def declare_and_load(node: Node, cls: type[T]) -> T:
     fields = flat_fields(cls)
     known = {name for name, *_ in fields}
     for name in overrides:
-        if name not in known and name not in _ALWAYS_KNOWN and not name.startswith("qos_overrides."):
-            raise ConfigError(source, name, f"unknown parameter (known: {', '.join(sorted(known))})")
+        if name not in known and not ros_owned(name):
+            raise ConfigError(source, name,
+                              f"unknown parameter (known: {', '.join(sorted(known))})")
     values = {}
     for name, tp, default, meta in fields:
         ros_type = _ROS_TYPES.get(tp)
@@ -72,8 +71,7 @@ def validate_on_set(node: Node, cls: type[T], current: Callable[[], T],
 
     def on_set(changes: list[Parameter]) -> SetParametersResult:
         # qos_overrides.* are rclpy's own read-only parameters, declared with each publisher
-        names = [c.name for c in changes
-                 if c.name not in _ALWAYS_KNOWN and not c.name.startswith("qos_overrides.")]
+        names = [c.name for c in changes if not ros_owned(c.name)]
         frozen = [n for n in names if n not in dynamic]
         if frozen:
             return SetParametersResult(successful=False,

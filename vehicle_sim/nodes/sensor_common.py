@@ -176,31 +176,8 @@ class SensorNode(Node):
 
     def publish_static_tf(self, xyz: tuple[float, float, float],
                           rpy: tuple[float, float, float]) -> None:
-        """base_frame -> frame_id on /tf_static when tf2_msgs is installed, else one info line.
-
-        ``xyz`` is the preset's mount from the CG; the transform gives it from base_link at the
-        ``base_link`` reference point (core.frames.mount_from_reference_m)."""
-        child, parent = self.p.frame_id, self.p.base_frame
-        if self.p.base_link != "cg":
-            vehicle = load(VehicleParams, config_path(self.p.vehicle_file))
-            xyz = mount_from_reference_m(xyz, vehicle_reference_m(self.p.base_link, vehicle,
-                                                                  self.p.model))
-        try:
-            from geometry_msgs.msg import TransformStamped
-            from tf2_msgs.msg import TFMessage
-        except ImportError:
-            self.get_logger().info(
-                f"tf2_msgs not installed: static transform {parent} -> {child} not published "
-                f"(translation {tuple(xyz)} m, rpy {tuple(rpy)} rad; see the node docstring)")
-            return
-        tf = TransformStamped(child_frame_id=child)
-        tf.header.frame_id = parent
-        tf.header.stamp = self.get_clock().now().to_msg()
-        tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = \
-            (float(c) for c in xyz)
-        tf.transform.rotation = quaternion_from_rpy(*(float(a) for a in rpy))
-        self._tf_pub = self.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC)
-        self._tf_pub.publish(TFMessage(transforms=[tf]))
+        """The sensor frame on /tf_static (sensor_mount_tf), stamped with this node's clock."""
+        self._tf_pub = sensor_mount_tf(self, self.p, xyz, rpy, self.get_clock().now().to_msg())
 
     # ---- subclass hooks ------------------------------------------------------------------
     def make_model(self):
@@ -213,3 +190,32 @@ class SensorNode(Node):
         """A fresh generator of this sensor for the node's seed (every model rebuild)."""
         return sensor_rng(self.p.seed, self.seed_stream)
 
+
+def sensor_mount_tf(node: Node, p, xyz: tuple[float, float, float],
+                    rpy: tuple[float, float, float], stamp):
+    """base_frame -> frame_id of a sensor (``p``: its SensorNodeParams) on /tf_static when
+    tf2_msgs is installed (the publisher, latched), else one info line (None).
+
+    ``xyz`` is the preset's mount from the CG; the transform gives it from base_link at the
+    ``base_link`` reference point (core.frames.mount_from_reference_m)."""
+    child, parent = p.frame_id, p.base_frame
+    if p.base_link != "cg":
+        vehicle = load(VehicleParams, config_path(p.vehicle_file))
+        xyz = mount_from_reference_m(xyz, vehicle_reference_m(p.base_link, vehicle, p.model))
+    try:
+        from geometry_msgs.msg import TransformStamped
+        from tf2_msgs.msg import TFMessage
+    except ImportError:
+        node.get_logger().info(
+            f"tf2_msgs not installed: static transform {parent} -> {child} not published "
+            f"(translation {tuple(xyz)} m, rpy {tuple(rpy)} rad; see the node docstring)")
+        return None
+    tf = TransformStamped(child_frame_id=child)
+    tf.header.frame_id = parent
+    tf.header.stamp = stamp
+    tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = \
+        (float(c) for c in xyz)
+    tf.transform.rotation = quaternion_from_rpy(*(float(a) for a in rpy))
+    pub = node.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC)
+    pub.publish(TFMessage(transforms=[tf]))
+    return pub

@@ -84,3 +84,39 @@ class TfPublisher:
         """odom -> base_link as the Odometry gives it (physics thread; rclpy publish is safe)."""
         if self.enabled:
             self._pub.publish(self._message(transforms=[odometry_transform(odom)]))
+
+
+class StateOutputs:
+    """The vehicle state's outputs (the dynamics node's, and the lockstep engine's edges):
+    ``vehicle/state`` and ``odom`` (QoS overridable), ``vehicle/state_raw`` (``raw_qos``) and
+    /tf, odom and /tf at base_link ``base_r_m`` [m] from the CG (the state stays the CG's)."""
+
+    def __init__(self, node: Node, p, base_r_m: np.ndarray, raw_qos):
+        self.pub_state = node.create_publisher(VehicleState, "vehicle/state", qos.STATE,
+                                               qos_overriding_options=qos.overridable())
+        self.pub_raw = node.create_publisher(VehicleState, "vehicle/state_raw", raw_qos)
+        self.pub_odom = node.create_publisher(Odometry, "odom", qos.STATE,
+                                              qos_overriding_options=qos.overridable())
+        self.base_r_m = base_r_m
+        # p: DynamicsParams (odom_in_map, map_frame, odom_frame, publish_tf)
+        self.tf = (TfPublisher(node, p.odom_in_map, p.map_frame, p.odom_frame)
+                   if p.publish_tf else None)
+
+    def read(self, raw: bool, state: bool) -> bool:
+        """Some reader is matched for what is due (raw: the raw state; state: the state, odom
+        or /tf)."""
+        return ((raw and self.pub_raw.get_subscription_count() > 0)
+                or (state and (self.pub_state.get_subscription_count() > 0
+                               or self.pub_odom.get_subscription_count() > 0
+                               or (self.tf is not None and self.tf.enabled))))
+
+    def publish(self, msg: VehicleState, raw: bool, state: bool) -> None:
+        """``msg`` as the raw state and/or the state with its odometry and /tf."""
+        if raw:
+            self.pub_raw.publish(msg)
+        if state:
+            self.pub_state.publish(msg)
+            odom = reference_odometry(msg, self.base_r_m)
+            self.pub_odom.publish(odom)
+            if self.tf is not None:
+                self.tf.send(odom)

@@ -15,6 +15,7 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from vehicle_sim.core.traffic import agents as ag
+from vehicle_sim.core.traffic.agents import agent_ids
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.msg import (
     TrafficAgent,
@@ -30,8 +31,6 @@ from vehicle_sim.nodes import conversions as conv
 PROFILE_TO_MSG = (TrafficAgent.PROFILE_AGGRESSIVE, TrafficAgent.PROFILE_MODERATE,
                   TrafficAgent.PROFILE_PASSIVE)
 STOPPED_BELOW_MPS = 0.1  # the core's own "waiting" threshold (agent_vehicle: WAIT_T grows below)
-CORE_UID_BLOCK_BITS = 40  # sim.UID_BLOCK = 1 << 40 (uid = creating owner << 40 | counter)
-ID_COUNTER_BITS = 24  # TrafficAgent.id = creating owner << 24 | counter (uint32, <= 256 owners)
 AGENT_Z_M = 0.0  # agents drive on the flat map (z of the CG not modelled by 004)
 LIGHT_MARKER_Z_M = 3.0  # light markers drawn at a signal-head height (choice, display only)
 
@@ -57,14 +56,6 @@ def uid_of_id(uids: np.ndarray, agent_id: int) -> int | None:
     """The core uid of the agent whose message id (``agent_ids``) is ``agent_id``, or None."""
     hit = np.flatnonzero(agent_ids(uids) == agent_id)
     return int(np.asarray(uids)[hit[0]]) if len(hit) else None
-
-
-def agent_ids(uid: np.ndarray) -> np.ndarray:
-    """uint32 message ids from core uids: stable across hand-over (the uid travels with the
-    agent). Unique while a shard has created fewer than 2**24 agents."""
-    uid = np.asarray(uid, dtype=np.int64)
-    owner = uid >> CORE_UID_BLOCK_BITS
-    return ((owner << ID_COUNTER_BITS) | (uid & ((1 << ID_COUNTER_BITS) - 1))).astype(np.uint32)
 
 
 def kinds(a: dict[str, np.ndarray]) -> np.ndarray:

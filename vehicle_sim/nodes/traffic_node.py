@@ -124,7 +124,7 @@ class TrafficNode(Node):
         self.links = LinkFaults(self.get_name(), (self.p.state_topic,))
         self.faults = TrafficFaults(self, self.sim, self.links, now_ns=self._action_start_ns)
         self.damage_out = TrafficDamagePublisher(self, self.p.frame_id)  # agents' and scripted
-        self.damage_out.publish(0, None, None)
+        self.damage_out.publish(0, None)
         self.sharded = self.p.shard_count > 1
         self.link = ShardLink(self, self.p, self.sim, self.sectors, self.heartbeat,
                               lambda: self.lockstep.pump()) if self.sharded else None
@@ -231,7 +231,7 @@ class TrafficNode(Node):
         self._held = None  # (its step stays in the core: the traffic runs on)
         self.lights_gate.next_ns = self._next_markers_ns = 0  # both go out at the first step
         self.world.restart()  # a new run: the crashed agents go, a new crash world and scene
-        self.damage_out.publish(now_ns, None, None)  # a new run: nothing damaged
+        self.damage_out.publish(now_ns, None)  # a new run: nothing damaged
         # ego states of the run before (lockstep) would block the newer ones
         self._egos = deque((e for e in self._egos if e[0] <= now_ns), maxlen=self._egos.maxlen)
 
@@ -271,7 +271,7 @@ class TrafficNode(Node):
         self._last_agents = s.agents_msg
         self.pub_agents.publish(s.agents_msg)
         if s.damage_changed:
-            self.damage_out.publish(s.t_ns, self.world.crashes, self.world.scene)
+            self.damage_out.publish(s.t_ns, self.world)
         self._publish_lights(s.t_ns)
         if self.pub_markers is not None and s.t_ns >= self._next_markers_ns:
             self._next_markers_ns = s.t_ns + round(1e9 / self.p.markers_rate_hz)

@@ -18,6 +18,7 @@ from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
 from vehicle_sim.core.accident.scene_obstacles import SceneObstacles
 from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
 from vehicle_sim.core.config import load
+from vehicle_sim.core.traffic.agents import agent_ids
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams, owned_sectors
@@ -86,6 +87,15 @@ class TrafficWorld:
             return agents
         return join_agents(agents, self.scene.agents())
 
+    def damage_book(self) -> dict[str, dict[str, list]]:
+        """The crash world's per-part damage of each damaged body, by the accident node's name
+        of it (body_name), sorted by uid: {"impulse_ns": [...], "level": [...]} (VehicleDamage's
+        parts; empty without a crash world)."""
+        book = self.crashes.damage.states if self.crashes is not None else {}
+        return {body_name(uid, self.scene): {"impulse_ns": [float(v) for v in book[uid].impulse_ns],
+                                             "level": [int(v) for v in book[uid].levels()]}
+                for uid in sorted(book)}
+
     def restart(self) -> None:
         """Sim time went back (a new run): the crashed agents go, a new crash world and scene
         (the old world's pybullet client closed now, not at a collection)."""
@@ -96,6 +106,14 @@ class TrafficWorld:
     def close(self) -> None:
         if self.crashes is not None:
             self.crashes.close()
+
+
+def body_name(uid: int, scene: AccidentScene | None) -> str:
+    """A traffic body's name as the accident node names it: ``scripted/<template vehicle id>``
+    for a scene's vehicle, else ``agent/<TrafficAgent.id>``."""
+    if scene is not None and uid in scene.uids:
+        return f"scripted/{scene.names[int(np.flatnonzero(scene.uids == uid)[0])]}"
+    return f"agent/{int(agent_ids(np.array([uid]))[0])}"
 
 
 def join_agents(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

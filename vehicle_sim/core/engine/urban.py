@@ -40,12 +40,13 @@ from vehicle_sim.core.config import load
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.autopilot import Autopilot, Command
 from vehicle_sim.core.ego.params import EgoDriverParams
-from vehicle_sim.core.run_summary import RunSummary
+from vehicle_sim.core.run_summary import RunSummary, record_accident
 from vehicle_sim.core.sensors.build import GPS_STREAM, IMU_STREAM, gnss_model, imu_model, sensor_rng
 from vehicle_sim.core.sensors.gnss import GnssFix
 from vehicle_sim.core.sensors.imu import ImuSample
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
 from vehicle_sim.core.sim_loop import Hooks, SimLoop, step_outputs
+from vehicle_sim.core.traffic.agents import agent_ids
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 from vehicle_sim.core.vehicle.factory import build_model
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
@@ -53,7 +54,6 @@ from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.paths import config_path
 
-MAX_ACCIDENT_DETAILS = 1000  # bound of the summary's accident list (the count goes on)
 SOURCE_DETECTED, SOURCE_SCRIPTED = 0, 1  # AccidentEvent.SOURCE_* (the summary's "source")
 
 
@@ -197,18 +197,33 @@ class UrbanEngine:
             self.edges.log(f"accident detection skipped: {exc}")
             return
         for e in events:
-            self.summary.accidents += 1
-            if len(self.accident_details) < MAX_ACCIDENT_DETAILS:
-                self.accident_details.append(details(e, self.summary.accidents))
+            c = e.contact
+            record_accident(self.summary, self.accident_details, time_s=c.t_ns * 1e-9,
+                            event_id=self.summary.accidents + 1, actor=c.actor,
+                            victim=c.victim, actor_part=c.actor_part, victim_part=c.victim_part,
+                            impact_speed_mps=c.impact_speed_mps, position_m=c.position_m,
+                            source=SOURCE_SCRIPTED if e.scripted else SOURCE_DETECTED,
+                            fault_id=e.fault_id)
             self.edges.accident(e)
 
     def _control(self, t_ns: int, snap: VehicleSnapshot) -> None:
-        cmd = self.autopilot.update(t_ns * 1e-9, float(snap.position_m[0]),
-                                    float(snap.position_m[1]), float(snap.rpy_rad[2]),
-                                    float(snap.velocity_mps[0]))
+        try:
+            cmd = self.autopilot.update(t_ns * 1e-9, float(snap.position_m[0]),
+                                        float(snap.position_m[1]), float(snap.rpy_rad[2]),
+                                        float(snap.velocity_mps[0]))
+        except ValueError as exc:  # as the ego driver node: one line, full brake
+            self.edges.log(f"autopilot: {exc}; braking")
+            self.loop.set_command(Controls(brake=1.0, gear=1))
+            return
         self.loop.set_command(Controls(steer_rad=cmd.steer_rad, throttle=cmd.throttle,
                                        brake=cmd.brake, gear=cmd.gear))
         self.edges.command(t_ns, cmd)
+
+    def damage_book(self, ego: dict[str, list] | None) -> dict[str, dict[str, list]]:
+        """Every damaged body's parts, as the monitor's summary lists them: the ego's (its
+        latest report, ``ego``: impulse_ns, level) then the traffic's."""
+        mine = {self.crash.name: ego} if ego and self.crash is not None else {}
+        return mine | self.world.damage_book()
 
     def close(self) -> None:
         self.world.close()
@@ -219,20 +234,9 @@ def watch_columns(a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     instructor in the engine: no fault ids)."""
     n = len(a["uid"])
     cols = {k: a[k] for k in COLUMNS if k in a}
-    cols["id"] = np.asarray(a["uid"], np.int64)
+    cols["id"] = agent_ids(a["uid"]).astype(np.int64)  # TrafficAgent.id, as the nodes name them
     cols["fault_id"] = np.asarray(a.get("fault_id", np.zeros(n)), np.int64)
     return cols
-
-
-def details(e: Event, event_id: int) -> dict:
-    """An accident as the run summary lists it (the sim_monitor's accident_details; parts and
-    source: AccidentEvent's constants)."""
-    c = e.contact
-    return {"time_s": c.t_ns * 1e-9, "id": event_id, "actor": c.actor, "victim": c.victim,
-            "actor_part": c.actor_part, "victim_part": c.victim_part,
-            "impact_speed_mps": c.impact_speed_mps, "position_m": list(c.position_m),
-            "source": SOURCE_SCRIPTED if e.scripted else SOURCE_DETECTED,
-            "fault_id": e.fault_id}
 
 
 def agent_arrays(a: dict[str, np.ndarray], t_ns: int) -> AgentArrays:
@@ -240,5 +244,6 @@ def agent_arrays(a: dict[str, np.ndarray], t_ns: int) -> AgentArrays:
     t_ns (a scene's vehicles carry their ``kind``; the traffic's are cars)."""
     n = len(a["uid"])
     return AgentArrays.from_columns(
-        a["uid"], np.full(n, t_ns), a["x"], a["y"], a["yaw"], a["speed"], a["lateral_speed"],
-        a["yaw_rate"], a["length"], a["width"], crash_classes(a.get("kind", np.zeros(n))))
+        agent_ids(a["uid"]), np.full(n, t_ns), a["x"], a["y"], a["yaw"], a["speed"],
+        a["lateral_speed"], a["yaw_rate"], a["length"], a["width"],
+        crash_classes(a.get("kind", np.zeros(n))))

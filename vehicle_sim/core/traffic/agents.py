@@ -107,3 +107,15 @@ def unpack(store: AgentStore, records: np.ndarray, kind: int) -> np.ndarray:
     store.ai[:, slots] = np.rint(records[:, N_AF:]).astype(np.int64).T
     store.ai[AI_ACTIVE, slots] = kind
     return slots
+
+
+CORE_UID_BLOCK_BITS = 40  # sim.UID_BLOCK = 1 << 40 (uid = creating owner << 40 | counter)
+ID_COUNTER_BITS = 24  # TrafficAgent.id = creating owner << 24 | counter (uint32, <= 256 owners)
+
+
+def agent_ids(uid: np.ndarray) -> np.ndarray:
+    """uint32 message ids (TrafficAgent.id) from core uids: stable across hand-over (the uid
+    travels with the agent). Unique while a shard has created fewer than 2**24 agents."""
+    uid = np.asarray(uid, dtype=np.int64)
+    owner = uid >> CORE_UID_BLOCK_BITS
+    return ((owner << ID_COUNTER_BITS) | (uid & ((1 << ID_COUNTER_BITS) - 1))).astype(np.uint32)

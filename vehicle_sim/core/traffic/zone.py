@@ -141,10 +141,11 @@ def _spawn_lanes(network: Network) -> tuple[list[int], list[float], np.ndarray]:
     if table is None:
         lf, li = network.net.lane_f, network.net.lane_i
         lanes = np.array([ln for ln in range(network.n_lanes) if li[ln, LI_CNODE] < 0
-                          and lf[ln, LF_LEN] > 2 * SPAWN_CLEAR_M])
+                          and lf[ln, LF_LEN] > 2 * SPAWN_CLEAR_M], dtype=np.int64)
         usable = lf[lanes, LF_LEN] - SPAWN_CLEAR_M
-        cdf = np.cumsum(usable / usable.sum())
-        cdf /= cdf[-1]
+        cdf = np.cumsum(usable / usable.sum()) if len(lanes) else np.zeros(0)
+        if len(cdf):
+            cdf /= cdf[-1]
         table = _SPAWN_LANES[network] = (lanes.tolist(), lf[lanes, LF_LEN].tolist(), cdf)
     return table
 
@@ -155,6 +156,8 @@ def random_positions(network: Network, n: int, rng: np.random.Generator,
     The lane is drawn as ``rng.choice(len(lanes), p=usable / usable.sum())`` draws it (one
     uniform double, searched in the same cumulative distribution: the same stream)."""
     lanes, length, cdf = _spawn_lanes(network)
+    if not lanes:  # no street lane long enough (Generator.choice would refuse an empty p)
+        return []
     taken: dict[int, list[float]] = {}
     out: list[tuple[int, float]] = []
     for _ in range(20 * n):
