@@ -19,7 +19,7 @@ from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.config import ConfigError, build_flat, flat_fields, load_yaml, ros_owned
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.params import EgoDriverParams
-from vehicle_sim.core.engine.urban import EngineParams
+from vehicle_sim.core.engine.params import EngineParams
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 

@@ -1,11 +1,17 @@
-"""The engine node's own parameters: which scenario it runs, and the launch arguments its
-cores' parameters are read with (vehicle_sim.engine_setup)."""
+"""The engine's parameters: each core's (its node's, EngineParams), and the engine node's own:
+which scenario it runs, and the launch arguments its cores' parameters are read with
+(vehicle_sim.engine_setup)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.frames import REFERENCE_POINTS
+from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
+from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 
 MAX_DURATION_S = 1e7  # [s] ~116 days of simulated time: a bound, not a use
 
@@ -25,3 +31,15 @@ class EngineNodeParams:
                                            "dynamics node's parameter of that name "
                                            "(start_timeout_s and start_settle_s: the "
                                            "scenario's dynamics node's)")
+
+
+@dataclass(frozen=True)
+class EngineParams:
+    """Each core's node parameters, as the scenario gives them to its node."""
+
+    dynamics: DynamicsParams
+    traffic: TrafficNodeParams
+    ego_driver: EgoDriverParams
+    imu: ImuNodeParams
+    gps: GpsNodeParams
+    accident: AccidentParams | None = None  # None: the scenario has no accident node

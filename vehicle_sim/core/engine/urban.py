@@ -25,7 +25,6 @@ wall clock: with one seed a run repeats exactly, at whatever speed the machine g
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -33,21 +32,17 @@ import numpy as np
 from vehicle_sim.core.accident.crash_params import crash_classes
 from vehicle_sim.core.accident.ego_contacts import AgentArrays
 from vehicle_sim.core.accident.ego_crash import EgoCrash, crash_setup
-from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.accident.traffic_world import TrafficWorld
 from vehicle_sim.core.accident.watch import COLUMNS, AccidentWatch, Event
 from vehicle_sim.core.config import load
-from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.autopilot import Autopilot, Command
-from vehicle_sim.core.ego.params import EgoDriverParams
+from vehicle_sim.core.engine.params import EngineParams
 from vehicle_sim.core.run_summary import RunSummary, record_accident
 from vehicle_sim.core.sensors.build import GPS_STREAM, IMU_STREAM, gnss_model, imu_model, sensor_rng
 from vehicle_sim.core.sensors.gnss import GnssFix
 from vehicle_sim.core.sensors.imu import ImuSample
-from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
 from vehicle_sim.core.sim_loop import Hooks, SimLoop, step_outputs
 from vehicle_sim.core.traffic.agents import agent_ids
-from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 from vehicle_sim.core.vehicle.factory import build_model
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
 from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
@@ -55,18 +50,6 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.paths import config_path
 
 SOURCE_DETECTED, SOURCE_SCRIPTED = 0, 1  # AccidentEvent.SOURCE_* (the summary's "source")
-
-
-@dataclass(frozen=True)
-class EngineParams:
-    """Each core's node parameters, as the scenario gives them to its node."""
-
-    dynamics: DynamicsParams
-    traffic: TrafficNodeParams
-    ego_driver: EgoDriverParams
-    imu: ImuNodeParams
-    gps: GpsNodeParams
-    accident: AccidentParams | None = None  # None: the scenario has no accident node
 
 
 class Edges(Protocol):
