@@ -417,8 +417,8 @@ def _fifo_permitted() -> bool:
 
 @pytest.mark.skipif(not _fifo_permitted(), reason="SCHED_FIFO not permitted here")
 def test_the_nodes_threads_run_two_fifo_levels_below_the_physics(ros_node, probe, start_node):
-    """Physics in its own process at 20: the node's executor, publishing and DDS threads at 18,
-    under the bridge's platform loop (19)."""
+    """Physics in its own process at 20: the node's executor, publishing and DDS threads, and
+    the physics process's request thread, at 18, under the bridge's platform loop (19)."""
     dynamics = start_node("dynamics_node", params={"realtime_priority": 20})
     ros_node.spin_until(lambda: len(probe.states) > 3, what="states")
     pid = dynamics.proc.pid
@@ -431,3 +431,11 @@ def test_the_nodes_threads_run_two_fifo_levels_below_the_physics(ros_node, probe
     dds = {n: p for n, p in fifo.items() if n.startswith("dds.")}
     assert any(n.startswith("dds.shm.") for n in dds) and set().union(*dds.values()) == {18}, fifo
     assert fifo.get("dynamics_node") == {18}, fifo  # the executor and the publishing thread
+    # the physics process: its loop at 20, its request thread under the platform loop too
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        [child] = [int(c) for c in f.read().split()]
+    levels = set()
+    for tid in os.listdir(f"/proc/{child}/task"):
+        if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
+            levels.add(os.sched_getparam(int(tid)).sched_priority)
+    assert levels == {20, 18}, levels

@@ -25,6 +25,7 @@ from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.loop_events import event, step_event
 from vehicle_sim.core.loop_process import LoopSetup
 from vehicle_sim.core.realtime import (
+    PLATFORM_LOOP_PRIORITY,
     freeze_start_heap,
     set_realtime_priority,
     shorten_switch_interval,
@@ -122,9 +123,12 @@ def _take_requests(requests: Connection, loop: SimLoop, crash: EgoCrash | None,
     """The child's request thread: SimLoop's thread-safe methods, as the node's executor called
     them in one process; the end of the pipe (the node's close, or the node gone) stops the loop.
     One FIFO level below the loop: the loop never waits behind the machine's other work for the
-    interpreter lock this thread holds (priority inversion)."""
-    if loop.params.realtime_priority > 1:
-        set_realtime_priority(loop.params.realtime_priority - 1)  # refused: as the node's thread
+    interpreter lock this thread holds (priority inversion); and under the bridge's platform
+    loop (PLATFORM_LOOP_PRIORITY): FIFO threads of one level run to completion, so a request
+    (the traffic agents for the crash physics, 20 Hz) held that loop up where both shared a
+    core."""
+    if loop.params.realtime_priority > 1:  # refused: as the node's thread
+        set_realtime_priority(min(loop.params.realtime_priority - 1, PLATFORM_LOOP_PRIORITY - 1))
     while True:
         try:
             msg = requests.recv()
