@@ -94,10 +94,8 @@ class UrbanEngine:
         self.agent_cols: tuple[int, dict[str, np.ndarray]] | None = None  # (stamp, watch's)
         self.summary = RunSummary()
         self.accident_details: list[dict] = []  # as the sim_monitor's summary lists them
-        self.every_state = d.every(d.state_rate_hz)
         self.traffic_dt_ns = p.traffic.dt_ns
         self.control_dt_ns = round(1e9 / p.ego_driver.control_rate_hz)
-        self.agents: dict[str, np.ndarray] | None = None
 
     @property
     def t_ns(self) -> int:
@@ -156,7 +154,6 @@ class UrbanEngine:
                float(snap.velocity_mps[0]))
         self.world.step(t_ns, self.traffic_dt_ns * 1e-9, ego, t_ns)
         a = self.world.with_scene(self.world.sim.agents(include_ghosts=True))
-        self.agents = a
         lights = self.world.sim.light_states()
         if self.crash is not None:
             self.crash.set_agents(agent_arrays(a, t_ns))
