@@ -78,8 +78,14 @@ def sim(ros_node, start_node):
     bridge = start_node("bridge_node", params={"platform_file": PRESET, "input_port": port,
                                                "platform_rate_hz": 100.0})
     ego = Ego(ros_node)
-    ros_node.spin_until(lambda: ego.states and ego.sources[-1:] == ["none"],
-                        timeout_s=60.0, what="first state and the bridge's source")
+    try:
+        ros_node.spin_until(lambda: ego.states and ego.sources[-1:] == ["none"],
+                            timeout_s=60.0, what="first state and the bridge's source")
+    except AssertionError as exc:  # say what the nodes did (a CI run once timed out here)
+        outputs = {name: (proc.proc.poll(), proc.stop()[-3000:])
+                   for name, proc in (("dynamics", dyn), ("bridge", bridge))}
+        raise AssertionError(f"{exc}; states {len(ego.states)}, sources {ego.sources}, "
+                             f"nodes (exit code, output tail): {outputs}") from None
     return ego, dyn, bridge, port
 
 
