@@ -111,6 +111,31 @@ def test_the_autopilot_drives_the_ego_east_along_its_lane():
     assert engine.summary.state_samples == 600 and engine.summary.distance_m > 10.0
 
 
+def test_an_ego_off_every_lane_gets_a_braking_command_each_period_and_one_log_line():
+    """The autopilot cannot drive an ego far from every lane (its ValueError): as the ego driver
+    node, the engine brakes and still sends the command at each control period; the error is
+    logged once, not at 20 Hz."""
+    import dataclasses
+
+    from vehicle_sim.core.dynamics_params import InitialPose
+    from vehicle_sim.core.ego.autopilot import BRAKING
+    p = engine_params(graph.load_scenario("urban"),
+                      graph.resolve_args({"seed": "3", "mode": "lockstep"}))
+    p = dataclasses.replace(p, dynamics=dataclasses.replace(
+        p.dynamics, initial=InitialPose(x_m=-900.0, y_m=-900.0, yaw_rad=0.0, speed_mps=5.0)))
+    record, commands, lines = Record(), [], []
+    record.command = lambda t_ns, cmd: commands.append(cmd)
+    record.log = lines.append
+    engine = UrbanEngine(p, record)
+    for _ in range(50):  # 1 s
+        engine.frame()
+    engine.close()
+    assert len(commands) == round(p.ego_driver.control_rate_hz)
+    assert all(c == BRAKING for c in commands) and BRAKING.brake == 1.0 and BRAKING.throttle == 0
+    assert len([line for line in lines if line.startswith("autopilot: ")]) == 1
+    assert engine.model.snapshot().velocity_mps[0] < 1.0, "the brake stopped it"
+
+
 def test_each_core_gets_its_nodes_parameters_from_the_declaration():
     scenario = graph.load_scenario("urban")
     args = graph.resolve_args({"seed": "7", "mode": "lockstep"})

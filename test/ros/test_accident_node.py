@@ -136,3 +136,14 @@ def test_the_schedule_is_sent_ahead_of_its_sim_time(ros_node, start_node, tmp_pa
 def test_an_unknown_fault_in_the_schedule_refuses_to_start(assert_refuses, tmp_path):
     path = scenario_with(tmp_path, [{"at_s": 1.0, "target": "gps", "fault": "EXPLODE", "id": 1}])
     assert_refuses("accident_node", {"scenario": path}, "unknown fault 'EXPLODE'")
+
+
+def test_the_engines_summary_sources_are_the_accident_events():
+    """core cannot import the message: the lockstep engine keeps AccidentEvent's SOURCE_* values
+    itself for its summary (which the sim_monitor fills from the message); a change of the
+    message must change them."""
+    from vehicle_sim.msg import AccidentEvent
+
+    from vehicle_sim.core.engine import urban
+    assert (urban.SOURCE_DETECTED, urban.SOURCE_SCRIPTED) == (
+        AccidentEvent.SOURCE_DETECTED, AccidentEvent.SOURCE_SCRIPTED)

@@ -46,8 +46,9 @@ def agent_columns(agents: list[TrafficAgent]) -> dict[str, np.ndarray]:
              a.yaw_rate, a.length, a.width, a.fault_id) for a in agents]
     table = np.array(rows, dtype=float).reshape(-1, len(COLUMNS))
     cols = {name: table[:, k] for k, name in enumerate(COLUMNS)}
-    cols["id"] = np.array([a.id for a in agents], dtype=np.int64)
-    cols["fault_id"] = np.array([a.fault_id for a in agents], dtype=np.int64)
+    # uint32 in the message: exact in float64, so the one walk above gives them too
+    cols["id"] = cols["id"].astype(np.int64)
+    cols["fault_id"] = cols["fault_id"].astype(np.int64)
     return cols
 
 

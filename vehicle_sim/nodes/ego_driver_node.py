@@ -24,7 +24,7 @@ import numpy as np
 from rclpy.node import Node
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.ego.autopilot import Autopilot, warm_up
+from vehicle_sim.core.ego.autopilot import BRAKING, Autopilot, warm_up
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
@@ -176,7 +176,8 @@ class EgoDriverNode(Node):
         if s is None:
             return  # nothing to drive yet (the dynamics watchdog holds the brakes)
         t_state = conv.to_ns(s.header.stamp)
-        out = VehicleControl(gear=1, brake=1.0)
+        out = VehicleControl(steering_angle=BRAKING.steer_rad, throttle=BRAKING.throttle,
+                             brake=BRAKING.brake, gear=BRAKING.gear)  # until it drives
         out.header.stamp = conv.stamp(now_ns)
         if now_ns - t_state > timeout_ns:
             self.get_logger().warning("vehicle/state is stale: braking",

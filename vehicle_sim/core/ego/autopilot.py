@@ -69,6 +69,12 @@ class Command:
     lateral_m: float
 
 
+# what the driver sends when the autopilot cannot drive (a ValueError from ``update``): full
+# brake in first gear, wheels straight (the ego driver node's command, and the engine's)
+BRAKING = Command(steer_rad=0.0, throttle=0.0, brake=1.0, gear=1, accel_mps2=0.0,
+                  reference="braking", lane="", s_m=0.0, lateral_m=0.0)
+
+
 def warm_up(network: Network) -> None:
     """Compile (or load from numba's cache) every kernel the autopilot calls, without changing
     any state: call it before the control loop so the first commands are not late."""

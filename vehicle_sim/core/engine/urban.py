@@ -35,7 +35,7 @@ from vehicle_sim.core.accident.ego_crash import EgoCrash, crash_setup
 from vehicle_sim.core.accident.traffic_world import TrafficWorld
 from vehicle_sim.core.accident.watch import COLUMNS, AccidentWatch, Event
 from vehicle_sim.core.config import load
-from vehicle_sim.core.ego.autopilot import Autopilot, Command
+from vehicle_sim.core.ego.autopilot import BRAKING, Autopilot, Command
 from vehicle_sim.core.engine.params import EngineParams
 from vehicle_sim.core.run_summary import RunSummary, record_accident
 from vehicle_sim.core.sensors.build import GPS_STREAM, IMU_STREAM, gnss_model, imu_model, sensor_rng
@@ -96,6 +96,7 @@ class UrbanEngine:
         self.accident_details: list[dict] = []  # as the sim_monitor's summary lists them
         self.traffic_dt_ns = p.traffic.dt_ns
         self.control_dt_ns = round(1e9 / p.ego_driver.control_rate_hz)
+        self._braking = False  # the autopilot failed at its last period: the brake holds
 
     @property
     def t_ns(self) -> int:
@@ -191,10 +192,12 @@ class UrbanEngine:
             cmd = self.autopilot.update(t_ns * 1e-9, float(snap.position_m[0]),
                                         float(snap.position_m[1]), float(snap.rpy_rad[2]),
                                         float(snap.velocity_mps[0]))
-        except ValueError as exc:  # as the ego driver node: one line, full brake
-            self.edges.log(f"autopilot: {exc}; braking")
-            self.loop.set_command(Controls(brake=1.0, gear=1))
-            return
+        except ValueError as exc:  # as the ego driver node: full brake; a line when it starts
+            if not self._braking:
+                self.edges.log(f"autopilot: {exc}; braking")
+            self._braking, cmd = True, BRAKING
+        else:
+            self._braking = False
         self.loop.set_command(Controls(steer_rad=cmd.steer_rad, throttle=cmd.throttle,
                                        brake=cmd.brake, gear=cmd.gear))
         self.edges.command(t_ns, cmd)
