@@ -79,10 +79,13 @@ def set_threads_priority(priority: int, name_prefix: str) -> tuple[int, str]:
 
 # GIL hand-over bound of a process with a real-time loop [s]. CPython's default (5 ms) is five
 # 1 kHz periods: a loop thread that wakes while another thread of its process runs Python code
-# waits up to that long before the interpreter asks the other thread to drop the lock. 0.2 ms
-# is a choice: a fifth of a 1 kHz period, measured by bench/bench_deadlines.py (README,
-# Performance); shorter slices cost the other threads more hand-overs.
-LOOP_SWITCH_INTERVAL_S = 0.0002
+# waits up to that long before the interpreter asks the other thread to drop the lock, and that
+# wait sets the loop's p99 lateness whenever the other thread is busy: the bridge's 500 Hz
+# platform loop with a 200 Hz vehicle state arriving (two busy loops beside it) had p99 241 and
+# 298 us at 0.2 ms against 77 and 66 us at 0.05 ms (a bare loop in the same runs: 45-55 us).
+# 0.05 ms is a choice: a twentieth of a 1 kHz period; a hand-over costs the other thread a few
+# microseconds, and only while the loop wants the lock (bench/bench_deadlines.py, README).
+LOOP_SWITCH_INTERVAL_S = 0.00005
 
 
 def shorten_switch_interval(interval_s: float = LOOP_SWITCH_INTERVAL_S) -> float:
