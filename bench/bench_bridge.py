@@ -4,7 +4,11 @@ Measures (run on demand, not a test):
 - platform loop wake-up lateness vs its absolute deadlines (p50/p99/max, overruns), from the
   node's periodic log lines (``stats_period_s``: one line per window);
 - achieved platform frame rate and the largest gap between frames at the receiver;
-- end-to-end delay from publishing a state sample to receiving the UDP frame that reflects it.
+- end-to-end delay from publishing a state sample to receiving the UDP frame that reflects it;
+- a bare loop at the platform rate (same helpers, SCHED_FIFO at the platform loop's priority if
+  permitted) in a child process DURING the stream, so the ratio of the two p99s compares loops
+  that shared the machine; ``--busy N`` adds N busy SCHED_OTHER processes for the whole stream
+  (a loaded host: a platform loop that waits for its interpreter lock shows here).
 
 How a frame is tied to a sample: the stream carries a roll rate that flips sign every
 ``FLIP_MS`` (a square wave). The washout integrates the rate with the bilinear (trapezoidal)
@@ -16,9 +20,11 @@ CLOCK_MONOTONIC on this machine). It includes DDS transit, the wait for the next
 (0..1 period), the cycle itself and the UDP hop.
 
 Usage (the project venv, with rclpy): $VSIM_VENV/bin/python bench/bench_bridge.py [seconds]
+[--busy N]
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -41,7 +47,7 @@ from vehicle_sim.msg import VehicleState
 
 from vehicle_sim.core.motion.params import WireParams
 from vehicle_sim.core.motion.wire import decode_binary
-from vehicle_sim.core.realtime import Pacer, tighten_timer_slack
+from vehicle_sim.core.realtime import PLATFORM_LOOP_PRIORITY, Pacer, tighten_timer_slack
 from vehicle_sim.nodes import qos
 from vehicle_sim.paths import config_path
 
@@ -121,8 +127,30 @@ def delays(frames: list[tuple[float, bytes]], flips: list[float]) -> np.ndarray:
     return np.array(out)
 
 
+# the bare loop's child: the Pacer's lateness at RATE_HZ for the given seconds, p50/p99/max [s]
+BARE = """
+import json, sys
+from vehicle_sim.core.realtime import (LatenessWindow, Pacer, set_realtime_priority,
+                                       tighten_timer_slack)
+tighten_timer_slack()
+set_realtime_priority({priority})
+window, pacer = LatenessWindow(capacity=1 << 20), Pacer(1.0 / {rate})
+for _ in range(round({seconds} * {rate})):
+    window.add(pacer.wait())
+print(json.dumps(window.percentiles()))
+"""
+
+
+def bare_loop(seconds: float) -> subprocess.Popen:
+    code = BARE.format(priority=PLATFORM_LOOP_PRIORITY, rate=RATE_HZ, seconds=seconds)
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
 def main() -> None:
-    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
+    args = sys.argv[1:]
+    busy_n = int(args[args.index("--busy") + 1]) if "--busy" in args else 0
+    args = [a for i, a in enumerate(args) if a != "--busy" and (i == 0 or args[i - 1] != "--busy")]
+    seconds = float(args[0]) if args else 20.0
     rx = Receiver()
     rx.start()
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,16 +159,24 @@ def main() -> None:
         node = subprocess.Popen(
             [str(exe), "--ros-args", "-p", f"platform_file:={preset}", "-p",
              f"output_port:={rx.port}", "-p", f"platform_rate_hz:={RATE_HZ}", "-p",
-             f"stats_period_s:={STATS_S}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             f"stats_period_s:={STATS_S}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
         rclpy.init()
         bench = rclpy.create_node("bench_bridge")
         pub = bench.create_publisher(VehicleState, "vehicle/state_raw", qos.STREAM)
         while pub.get_subscription_count() == 0 or not rx.frames:
             time.sleep(0.05)
+        busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(busy_n)]
         time.sleep(0.5)
+        # the node's windows: one while the stream ends it
+        bare = bare_loop(seconds - STATS_S / 2)
         t0, n0, c0 = time.monotonic(), len(rx.frames), cpu_s(node.pid)
         flips = stream(pub, seconds)
         t1, n1, c1 = time.monotonic(), len(rx.frames), cpu_s(node.pid)
+        bare_p = [float(v) for v in json.loads(bare.communicate(timeout=30)[0])]
+        for b in busy:
+            b.kill()
         node.send_signal(signal.SIGINT)
         log = node.communicate(timeout=20)[0]
         rx.halt.set()
@@ -155,11 +191,18 @@ def main() -> None:
     stats = re.findall(r"platform loop \((last.*?)\): cycles \d+, (lateness .*? overruns \d+)",
                        log)
     print(f"bridge bench: {seconds:g} s of 1 kHz VehicleState, platform {RATE_HZ:g} Hz, "
-          f"stewart6 IK, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+          f"stewart6 IK, {busy_n} busy processes, {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f}")
     print(f"  node platform loop, wake-up lateness vs absolute deadline per {STATS_S:g} s window "
           f"(the first includes start-up and DDS discovery; overruns are cumulative):")
     for span, text in stats:
         print(f"    {span}: {text}")
+    p99s = [float(m) for m in re.findall(r"p99 (\d+) us", "".join(t for _, t in stats[1:]))]
+    print(f"  bare {RATE_HZ:g} Hz loop during the stream: lateness p50 {bare_p[0] * 1e6:.0f} us "
+          f"p99 {bare_p[1] * 1e6:.0f} us max {bare_p[2] * 1e6:.0f} us")
+    if p99s:
+        print(f"  platform loop p99 ratio node/bare (mean of the windows after the first): "
+              f"{np.mean(p99s) / (bare_p[1] * 1e6):.2f}")
     print(f"  node CPU while streaming: {100 * (c1 - c0) / (t1 - t0):.0f} % of one core")
     print(f"  frames received: {n1 - n0} in {t1 - t0:.2f} s = {(n1 - n0) / (t1 - t0):.1f} Hz "
           f"(target {RATE_HZ:g}); gap p50 {np.median(gaps) * 1e3:.2f} ms, p99 "
