@@ -136,3 +136,41 @@ def test_planar_motion_from_the_state_matches_the_snapshot(kind):
     assert np.allclose(position[:2], snap.position_m[:2]) and yaw == pytest.approx(snap.rpy_rad[2])
     assert np.allclose(velocity, (snap.velocity_mps[0], snap.velocity_mps[1],
                                   snap.angular_velocity_radps[2]), atol=0.02)
+
+
+def test_skipping_the_broad_phase_while_nothing_is_near_changes_no_step(monkeypatch):
+    """Steps after one that found nothing near, even CLEAR_MARGIN_M wider, skip the broad phase
+    while the ego and the agents stay inside that margin. The same run (an ego creeping, a crossing
+    agent whose arrays are replaced only at the extrapolation bound) with the skip
+    gives exactly the wrenches and reports of the full test at every step (without the agents'
+    motion in the margin, the agent would be found inside the ego)."""
+    from vehicle_sim.core.accident import ego_contacts
+
+    def run(skip: bool):
+        model = make_model("single_track", CAR, "rk4")
+        model.reset(-8.0, 0.0, 0.0, 1.0)  # creeping east: its own motion spends no margin
+        contacts = EgoContacts([WALL, TREE], EgoBody.from_vehicle(CAR))
+        out, skipped = [], 0
+        for k in range(round(4.0 / DT)):
+            t_ns = round(k * DT * 1e9)
+            if k % 200 == 0:  # new arrays at the extrapolation bound: the agent crossing
+                t = k * DT    # north at x = -5, 25 m/s, into the ego's side
+                agents = AgentArrays(ids=np.array([3]), stamp_ns=np.array([t_ns]),
+                                     pose=np.array([[-5.0, -66.4 + 25.0 * t, 0.5 * math.pi]]),
+                                     vel=np.array([[0.0, 25.0, 0.0]]),
+                                     size=np.array([[4.3, 1.7]]),
+                                     crash_class=np.array([crash_class_index("medium")]))
+            clear = contacts._clear
+            skipped += clear is not None
+            w = contacts.wrench(t_ns, model.snapshot(), DT, agents)
+            out.append((w.force_n.tobytes(), w.point_m.tobytes(), repr(w.contacts)))
+            model.set_external_wrench(w.force_n, w.point_m)
+            model.step(Controls(), DT)
+        return out, skipped
+
+    with_skip, skipped = run(True)
+    monkeypatch.setattr(ego_contacts.EgoContacts, "_look_wider", lambda self, *a: None)
+    full, none_skipped = run(False)
+    assert skipped > 1000 and none_skipped == 0, "the skip was taken (and is off in the 2nd run)"
+    assert any("b_id=3" in step[2] for step in full), "the agent hits the ego"
+    assert with_skip == full
