@@ -631,3 +631,50 @@ def test_evdev_absent_or_missing_device_is_one_log_line(start_node, rig, ros_nod
     lines = [ln for ln in out.splitlines() if "continuing without a wheel" in ln]
     assert len(lines) == 1, out
     assert proc.proc.returncode == 0 and "platform loop (at exit)" in out, out
+
+
+def _fifo_levels(pid: int) -> dict[str, set[int]]:
+    """SCHED_FIFO priorities of a process's threads, by thread name."""
+    levels: dict[str, set[int]] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
+                level = os.sched_getparam(int(tid)).sched_priority
+                levels[name] = levels.get(name, set()) | {level}
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # the thread ended meanwhile
+    return levels
+
+
+def _fifo_permitted() -> bool:
+    import subprocess
+    import sys
+    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def test_the_bridge_reads_no_clock_and_its_threads_run_under_the_platform_loop(ros_node,
+                                                                             start_node, rig):
+    """The bridge's time is the wall clock (stamps: the vehicle state's): with use_sim_time
+    true it still has no /clock subscription (1 kHz of callbacks holding the interpreter lock
+    the platform loop waits for). In real time, where SCHED_FIFO is permitted, the loop runs at
+    PLATFORM_LOOP_PRIORITY and the executor and Fast DDS's threads one level below."""
+    from vehicle_sim.core.realtime import PLATFORM_LOOP_PRIORITY
+    proc, _ = start_bridge(ros_node, start_node, rig, use_sim_time=True)
+
+    def bridge_reads(topic: str) -> bool:
+        return any(e.node_name == "bridge"
+                   for e in ros_node.get_subscriptions_info_by_topic(topic))
+
+    ros_node.spin_until(lambda: bridge_reads("/vehicle/state_raw")
+                        and not bridge_reads("/clock"), what="state read, no clock read")
+    if not _fifo_permitted():
+        pytest.skip("SCHED_FIFO not permitted here: the priorities are not set")
+    levels = _fifo_levels(proc.proc.pid)
+    dds = {n: p for n, p in levels.items() if n.startswith("dds.")}
+    below = PLATFORM_LOOP_PRIORITY - 1
+    assert any(n.startswith("dds.shm.") for n in dds), levels
+    assert set().union(*dds.values()) == {below}, levels
+    assert {PLATFORM_LOOP_PRIORITY, below} <= levels.get("bridge_node", set()), levels

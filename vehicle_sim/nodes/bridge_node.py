@@ -10,6 +10,11 @@ serves the e-stop; the platform loop thread, on absolute deadlines (core.realtim
 both core cycles, sends the UDP frame, writes FFB and publishes; the rig-input thread decodes
 packets. Watchdog and freshness use the wall clock (time.monotonic): a dead simulator freezes
 sim time, only the wall clock notices. Headers carry the sim time of the newest vehicle state.
+So the node reads no ROS clock: it keeps use_sim_time false whatever the graph passes (a /clock
+subscription would run 1 kHz of callbacks in the executor, holding the interpreter lock the
+platform loop waits for). In real time the executor and Fast DDS's threads run at SCHED_FIFO one
+level below the loop: a DDS thread preempted by the machine's other work while it holds a
+reader's lock would hold the executor, and with it the interpreter lock, as long.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import threading
 import time
 
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
@@ -31,10 +37,12 @@ from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.safety import Mode
 from vehicle_sim.core.motion.steering import SteeringBridge
 from vehicle_sim.core.realtime import (
+    DDS_THREADS,
     PLATFORM_LOOP_PRIORITY,
     LatenessWindow,
     Pacer,
     set_realtime_priority,
+    set_threads_priority,
     shorten_switch_interval,
     tighten_timer_slack,
 )
@@ -61,6 +69,7 @@ LOOP_PRIORITY = PLATFORM_LOOP_PRIORITY
 class BridgeNode(Node):
     def __init__(self, **options) -> None:
         super().__init__("bridge", **options)
+        self.set_parameters([Parameter("use_sim_time", value=False)])  # wall clock (docstring)
         self.p = p = declare_and_load(self, BridgeNodeParams)
         self.platform = p.apply_to(load(PlatformParams, config_path(p.platform_file)))
         self.motion = MotionBridge(self.platform)
@@ -124,8 +133,10 @@ class BridgeNode(Node):
         self._thread.start()
         if self.p.mode == "realtime":  # this (executor) thread, after the others started
             refused = set_realtime_priority(LOOP_PRIORITY - 1)
+            if not refused:
+                refused = set_threads_priority(LOOP_PRIORITY - 1, DDS_THREADS)[1]
             if refused:
-                self.get_logger().info(f"executor thread: {refused}")
+                self.get_logger().info(f"executor and DDS threads: {refused}")
 
     def stop(self) -> None:
         self._stop.set()
