@@ -34,7 +34,8 @@ OPTIONAL = frozenset({"accident_node"})  # cores a scenario may leave out
 LEFT_OUT = {"bridge_node": "no rig and no stack: the autopilot drives the ego directly",
             "sim_monitor": "the engine writes the run summary itself",
             "recorder_node": "the engine's edges go to any recorder on the ROS graph",
-            "ground_truth_node": "not in the engine yet (run the graph for the ground truth)"}
+            "ground_truth_node": "runs beside the engine, reading its edges (graph."
+                                 "ENGINE_READERS): as fast as they come, not in lockstep"}
 
 
 # what the graph gives its nodes to find each other (graph.node_parameters): not for cores

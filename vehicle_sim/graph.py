@@ -183,12 +183,23 @@ ENGINE_NODE = NodeSpec(name="engine", executable="engine_node",
 COMPOSE_EXECUTABLE = "vehicle_sim_compose"
 
 
+# nodes that run beside the engine (engine:=true), as readers of its edges: their inputs are
+# topics the engine publishes (the ground truth: traffic/agents, traffic/lights, vehicle/state)
+ENGINE_READERS = frozenset({"ground_truth_node"})
+
+
+def engine_readers(scenario: Scenario, args: dict[str, str]) -> list[NodeSpec]:
+    """The scenario's active nodes that run beside the engine; it waits for them to start."""
+    return [n for n in active_nodes(scenario, args) if n.executable in ENGINE_READERS]
+
+
 def processes(scenario: Scenario, args: dict[str, str]) -> list[Process]:
     """The run's processes, in the order of their first node; with ``engine`` true, the one
     engine process that runs the scenario's cores (vehicle_sim.engine_setup reads their
-    parameters from this same declaration)."""
+    parameters from this same declaration), and a process for each of its readers."""
     if args["engine"] == "true":
-        return [Process(ENGINE_NODE.name, (ENGINE_NODE,))]
+        return [Process(ENGINE_NODE.name, (ENGINE_NODE,)),
+                *(Process(n.name, (n,)) for n in engine_readers(scenario, args))]
     groups: dict[str, list[NodeSpec]] = {}
     for node in active_nodes(scenario, args):
         groups.setdefault(node.process or node.name, []).append(node)
@@ -305,6 +316,9 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
     readers it reaches before its first frame)."""
     names = ("use_sim_time", *node.args)
     values = {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
+    if node == ENGINE_NODE:  # it starts stepping once its readers are up (engine_readers)
+        readers = [n.name for n in engine_readers(scenario, args)] if scenario else []
+        return {**values, **({"wait_for_nodes": readers} if readers else {})}
     active = active_nodes(scenario, args) if scenario is not None else []
     others = [n.name for n in active if n.name != node.name]
     if node.wait_for_graph and others:

@@ -190,8 +190,13 @@ def test_the_engine_is_refused_in_real_time_and_with_a_recording():
     with pytest.raises(ConfigError, match="no recorder"):
         graph.resolve_args({"engine": "true", "mode": "lockstep", "record": "true"})
     args = graph.resolve_args({"engine": "true", "mode": "fast"})
-    [process] = graph.processes(graph.load_scenario("urban"), args)
-    assert process.nodes[0].executable == "engine_node"
+    scenario = graph.load_scenario("urban")
+    engine, *readers = graph.processes(scenario, args)
+    assert engine.nodes[0].executable == "engine_node"
+    # the ground truth runs beside it, reading its edges, and it waits for them to start
+    assert [r.nodes[0].executable for r in readers] == ["ground_truth_node"]
+    assert graph.node_parameters(engine.nodes[0], args, scenario)["wait_for_nodes"] == [
+        readers[0].name]
 
 
 def test_the_ego_driven_into_a_tree_is_an_accident_with_damage_and_a_summary_line():

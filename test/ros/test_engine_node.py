@@ -130,3 +130,45 @@ def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_n
     assert got["agents"][-1].header.frame_id == "map" and len(got["agents"][-1].agents) > 0
     assert any(len(m.lights) > 0 for m in got["lights"])
     assert rclpy.ok(context=ros_node.context)
+
+
+def test_the_ground_truth_beside_the_engine_turns_its_agents_into_autoware_objects(
+        ros_node, start_node):
+    """engine:=true runs the ground-truth node beside the engine (graph.ENGINE_READERS), and
+    the engine waits for it: its PredictedObjects carry the engine's agents of the same stamp,
+    one object each (range 0: all), at most at 10 Hz of sim time. Reliable QoS: no assumption on
+    how many arrive while the engine runs faster than real time."""
+    import pytest
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from vehicle_sim.msg import TrafficAgentArray
+    apm = pytest.importorskip("autoware_perception_msgs.msg",
+                              reason="the set-up builds autoware_perception_msgs (interfaces/)")
+    rx = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+    agents: dict[int, int] = {}
+    objects: list = []
+    subs = [ros_node.create_subscription(
+                TrafficAgentArray, "traffic/agents",
+                lambda m: agents.__setitem__(m.header.stamp.sec * 10**9 + m.header.stamp.nanosec,
+                                             len(m.agents)), rx),
+            ros_node.create_subscription(apm.PredictedObjects,
+                                         "/perception/object_recognition/objects",
+                                         objects.append, rx)]
+    truth = start_node("ground_truth_node", params={"use_sim_time": True})
+    engine = start_node("engine_node", params={
+        "duration": 10.0, "seed": 3, "record_dir": "''",
+        "wait_for_nodes": f"[ground_truth, {ros_node.get_name()}]"})
+    try:
+        ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
+                            what="the engine's run to end")
+        for _ in range(40):  # what is still on its way
+            ros_node.test_executor.spin_once(timeout_sec=0.05)
+    finally:
+        out = engine.stop() + truth.stop()
+        for sub in subs:
+            ros_node.destroy_subscription(sub)
+    assert engine.proc.returncode == 0, out
+    stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in objects]
+    assert len(stamps) > 1 and all(b - a >= 100_000_000 for a, b in zip(stamps, stamps[1:]))
+    paired = [(agents[t], len(m.objects)) for t, m in zip(stamps, objects) if t in agents]
+    assert paired and all(n == k for n, k in paired), paired[:5]
+    assert any(k > 0 for _, k in paired) and objects[0].header.frame_id == "map"
