@@ -14,7 +14,7 @@ from geometry_msgs.msg import Point, Pose, Quaternion, TransformStamped, Twist, 
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 
-from vehicle_sim.core.frames import OdomInMap, PoseTwist, at_reference
+from vehicle_sim.core.frames import OdomInMap
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -25,19 +25,16 @@ def reference_odometry(state: VehicleState, r_m: np.ndarray) -> Odometry:
     msg = conv.odometry(state)
     if not np.any(r_m):
         return msg
-    p, t = state.pose.position, state.twist
-    cg = PoseTwist(position_m=np.array([p.x, p.y, p.z]),
-                   rpy_rad=np.array(conv.rpy_from_quaternion(state.pose.orientation)),
-                   velocity_mps=np.array([t.linear.x, t.linear.y, t.linear.z]),
-                   angular_velocity_radps=np.array([t.angular.x, t.angular.y, t.angular.z]))
-    ref = at_reference(cg, r_m)
+    p, t, q = state.pose.position, state.twist, state.pose.orientation
+    w = t.angular
+    position_m, velocity_mps = conv.reference_motion(
+        (p.x, p.y, p.z), (q.x, q.y, q.z, q.w), (t.linear.x, t.linear.y, t.linear.z),
+        (w.x, w.y, w.z), r_m)
     # new objects: the odometry message shares its nested fields with ``state`` (rclpy), which
     # stays the CG's
-    q, w = state.pose.orientation, t.angular
-    msg.pose.pose = Pose(position=Point(x=float(ref.position_m[0]), y=float(ref.position_m[1]),
-                                        z=float(ref.position_m[2])),
+    msg.pose.pose = Pose(position=conv.fill_xyz(Point(), position_m),
                          orientation=Quaternion(x=q.x, y=q.y, z=q.z, w=q.w))
-    msg.twist.twist = Twist(linear=conv.vector3(ref.velocity_mps),
+    msg.twist.twist = Twist(linear=conv.vector3(velocity_mps),
                             angular=Vector3(x=w.x, y=w.y, z=w.z))
     return msg
 
