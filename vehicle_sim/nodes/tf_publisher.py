@@ -1,7 +1,9 @@
 """The dynamics node's frames (REP-105): odometry at the reference point, /tf and /tf_static.
 
 ``reference_odometry`` turns the CG's VehicleState into nav_msgs/Odometry of base_link at the
-reference point (core.frames: pose p + R r, twist v + w x r in base_link axes).
+reference point (core.frames: pose p + R r, twist v + w x r in base_link axes); with
+``odometry_transform`` it is the law that state_cdr's encoder, what ``StateOutputs`` publishes,
+is pinned to (test/ros/test_state_cdr.py).
 ``TfPublisher`` sends odom -> base_link on ``/tf`` for every Odometry (same stamp: the state's
 simulation time) and once, latched, map -> odom on ``/tf_static`` (``odom_in_map``, identity by
 default). QoS as tf2_ros's broadcasters (qos.TF, qos.TF_STATIC). Without tf2_msgs (a ROS
@@ -79,13 +81,9 @@ class TfPublisher:
             map_to_odom(odom_in_map, map_frame, odom_frame, start_ns)]))
         self.enabled = True
 
-    def send(self, odom: Odometry) -> None:
-        """odom -> base_link as the Odometry gives it (physics thread; rclpy publish is safe)."""
-        if self.enabled:
-            self._pub.publish(self._message(transforms=[odometry_transform(odom)]))
-
-    def send_cdr(self, tf: bytes) -> None:
-        """A TFMessage already serialised (state_cdr.StateEncoder)."""
+    def send(self, tf: bytes) -> None:
+        """odom -> base_link, a TFMessage serialised by state_cdr.StateEncoder (equal to one of
+        ``odometry_transform``; physics thread: rclpy publish is safe)."""
         if self.enabled:
             self._pub.publish(tf)
 
@@ -94,8 +92,8 @@ class StateOutputs:
     """The vehicle state's outputs (the dynamics node's, and the lockstep engine's edges):
     ``vehicle/state`` and ``odom`` (QoS overridable), ``vehicle/state_raw`` (``raw_qos``) and
     /tf, odom and /tf at base_link ``base_r_m`` [m] from the CG (the state stays the CG's).
-    ``publish`` sends a VehicleState message, ``publish_snapshot`` the same as CDR bytes
-    (state_cdr.StateEncoder, pinned equal to the messages by test/ros/test_state_cdr.py)."""
+    The messages go as CDR bytes (state_cdr.StateEncoder: conversions.vehicle_state,
+    reference_odometry and odometry_transform, pinned equal by test/ros/test_state_cdr.py)."""
 
     def __init__(self, node: Node, p, base_r_m: np.ndarray, raw_qos):
         self.pub_state = node.create_publisher(VehicleState, "vehicle/state", qos.STATE,
@@ -117,20 +115,9 @@ class StateOutputs:
                                or self.pub_odom.get_subscription_count() > 0
                                or (self.tf is not None and self.tf.enabled))))
 
-    def publish(self, msg: VehicleState, raw: bool, state: bool) -> None:
-        """``msg`` as the raw state and/or the state with its odometry and /tf."""
-        if raw:
-            self.pub_raw.publish(msg)
-        if state:
-            self.pub_state.publish(msg)
-            odom = reference_odometry(msg, self.base_r_m)
-            self.pub_odom.publish(odom)
-            if self.tf is not None:
-                self.tf.send(odom)
-
-    def publish_snapshot(self, s: VehicleSnapshot, t_ns: int, raw: bool, state: bool) -> None:
-        """As ``publish`` of conversions.vehicle_state(s, t_ns, ...), serialised by the encoder
-        (~10 us, against ~200 us for the messages)."""
+    def publish(self, s: VehicleSnapshot, t_ns: int, raw: bool, state: bool) -> None:
+        """``s`` stamped t_ns [ns] as the raw state and/or the state with its odometry and /tf
+        (packed once: ~10 us, against ~200 us to build the three messages)."""
         state_cdr, odom, tf = self.encoder.encode(s, t_ns)
         if raw:
             self.pub_raw.publish(state_cdr)
@@ -138,4 +125,4 @@ class StateOutputs:
             self.pub_state.publish(state_cdr)
             self.pub_odom.publish(odom)
             if self.tf is not None:
-                self.tf.send_cdr(tf)
+                self.tf.send(tf)
