@@ -84,6 +84,7 @@ def test_state_odometry_and_tf_bytes_equal_the_builders_messages(frame, child, m
             assert_same_cdr(odom, odom_msg, encoder.odom)
             assert_same_cdr(tf, TFMessage(transforms=[odometry_transform(odom_msg)]),
                             encoder.tf)
+            assert encoder.encode(snap, t_ns, odometry=False) == (state, None, None)
 
 
 @pytest.mark.parametrize("frame_id", ["imu_link", "imu", "i", "imu_link_front_"])

@@ -136,8 +136,10 @@ class StateEncoder:
         self.tf = (Layout().constant("I", (1,)).stamp().string(frame).string(child)
                    .numbers("d", 7).done())
 
-    def encode(self, s: VehicleSnapshot, t_ns: int) -> tuple[bytes, bytes, bytes]:
-        """(VehicleState, Odometry, TFMessage) of ``s`` stamped t_ns [ns]."""
+    def encode(self, s: VehicleSnapshot, t_ns: int, odometry: bool = True
+               ) -> tuple[bytes, bytes | None, bytes | None]:
+        """(VehicleState, Odometry, TFMessage) of ``s`` stamped t_ns [ns]; the last two None
+        unless ``odometry`` (a raw state alone)."""
         sec_ns = stamp(t_ns)
         p, v, w = s.position_m.tolist(), s.velocity_mps.tolist(), s.angular_velocity_radps.tolist()
         q = quaternion_xyzw(*s.rpy_rad.tolist())
@@ -146,6 +148,8 @@ class StateEncoder:
             *s.angular_acceleration_radps2.tolist(), *_floats(s.wheel_speed_radps),
             *_floats(s.wheel_slip_ratio), *_floats(s.wheel_slip_angle_rad), float(s.steer_rad),
             float(s.aligning_moment_nm), int(s.gear), float(s.engine_rpm)))
+        if not odometry:
+            return state, None, None
         if not self.at_cg:
             ref_p, ref_v = reference_motion(p, q, v, w, self.r_m)
             p, v = ref_p.tolist(), ref_v.tolist()
