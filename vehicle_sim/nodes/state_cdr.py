@@ -9,7 +9,8 @@ and odometry_transform, imu_node.imu_msg; the other nodes publish those): these 
 the fast path, pinned byte for byte to ``serialize_message`` of the builders' messages by
 test/ros/test_state_cdr.py. Frame names are fixed per encoder, so every layout is constant: it
 is laid out once (``Layout``) as constant bytes between runs of numbers, and a message packs
-only its numbers (~2-4 us, against ~70-150 us to build and publish a message object).
+only its numbers: state, odometry and /tf ~12 us together, an Imu ~4 us, against ~89 us and
+~17 us to build the messages (timeit, one core, load 5), which publish then converts again.
 """
 from __future__ import annotations
 

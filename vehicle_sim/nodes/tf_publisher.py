@@ -117,7 +117,7 @@ class StateOutputs:
 
     def publish(self, s: VehicleSnapshot, t_ns: int, raw: bool, state: bool) -> None:
         """``s`` stamped t_ns [ns] as the raw state and/or the state with its odometry and /tf
-        (packed once: ~10 us, against ~200 us to build the three messages)."""
+        (packed once: ~12 us, against ~89 us to build the three messages)."""
         state_cdr, odom, tf = self.encoder.encode(s, t_ns, odometry=state)
         if raw:
             self.pub_raw.publish(state_cdr)
