@@ -9,6 +9,7 @@ from geometry_msgs.msg import Pose, Quaternion, Twist, Vector3
 from nav_msgs.msg import Odometry
 
 from vehicle_sim.core.controls import DriveCommand
+from vehicle_sim.core.frames import PoseTwist, at_reference
 from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
 from vehicle_sim.msg import VehicleControl, VehicleState
 
@@ -28,19 +29,43 @@ def quaternion_from_rpy(roll: float, pitch: float, yaw: float) -> Quaternion:
 
 def fill_quaternion(q: Quaternion, roll: float, pitch: float, yaw: float) -> Quaternion:
     """``q`` set in place to the rotation of ZYX Euler angles [rad] (REP-103); returns it."""
-    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
-    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
-    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    q.w, q.x = cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy
-    q.y, q.z = cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy
+    q.x, q.y, q.z, q.w = quaternion_xyzw(roll, pitch, yaw)
     return q
 
 
+def quaternion_xyzw(roll: float, pitch: float, yaw: float) -> tuple[float, float, float, float]:
+    """ZYX Euler angles [rad] -> unit quaternion (x, y, z, w) as plain floats (the messages' and
+    the CDR encoders' one formula)."""
+    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
+    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
+    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
+    return (sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy)
+
+
 def rpy_from_quaternion(q: Quaternion) -> tuple[float, float, float]:
-    roll = math.atan2(2 * (q.w * q.x + q.y * q.z), 1 - 2 * (q.x * q.x + q.y * q.y))
-    pitch = math.asin(max(-1.0, min(1.0, 2 * (q.w * q.y - q.z * q.x))))
-    yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+    return rpy_from_xyzw(q.x, q.y, q.z, q.w)
+
+
+def rpy_from_xyzw(x: float, y: float, z: float, w: float) -> tuple[float, float, float]:
+    """Unit quaternion -> ZYX Euler angles (roll, pitch, yaw) [rad]."""
+    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
     return roll, pitch, yaw
+
+
+def reference_motion(position_m, q_xyzw, velocity_mps, angular_velocity_radps,
+                     r_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position [m], velocity [m/s]) of the point r_m [m] (body axes) of the rigid body whose
+    CG has these values, its attitude read back from the quaternion (as a message carries it):
+    odom at base_link for the Odometry builder and the CDR encoder alike."""
+    cg = PoseTwist(position_m=np.array(position_m),
+                   rpy_rad=np.array(rpy_from_xyzw(*q_xyzw)),
+                   velocity_mps=np.array(velocity_mps),
+                   angular_velocity_radps=np.array(angular_velocity_radps))
+    ref = at_reference(cg, r_m)
+    return ref.position_m, ref.velocity_mps
 
 
 def vec(v: Vector3) -> np.ndarray:

@@ -196,7 +196,7 @@ class DynamicsNode(Node):
             self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
         if not (raw or state):
             return
-        self.outputs.publish(self._state_msg(t_ns, snapshot), raw, state)
+        self.outputs.publish(self._snapshot(snapshot), t_ns, raw, state)
 
     def _on_damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None:
         self.crash.publish(t_ns, impulse_ns, levels)
@@ -259,15 +259,18 @@ class DynamicsNode(Node):
         if self.p.raw_state_decimation:
             self.outputs.pub_raw.publish(msg)
 
-    def _state_msg(self, t_ns: int, snapshot: VehicleSnapshot | None = None
-                   ) -> conv.VehicleState:
-        """The model's state now (or ``snapshot``), stamped t_ns (the loop is between steps);
-        NonFiniteState (the loop then stops) rather than a message with NaN in it."""
+    def _state_msg(self, t_ns: int) -> conv.VehicleState:
+        """The model's state now, stamped t_ns (the loop is between steps)."""
+        return conv.vehicle_state(self._snapshot(), t_ns, self.p.odom_frame, self.p.base_frame,
+                                  self.p.model)
+
+    def _snapshot(self, snapshot: VehicleSnapshot | None = None) -> VehicleSnapshot:
+        """``snapshot``, or the model's state now; NonFiniteState (the loop then stops) rather
+        than a message with NaN in it."""
         if snapshot is None:
             snapshot = self.model.snapshot()
             snapshot.require_finite()
-        return conv.vehicle_state(snapshot, t_ns, self.p.odom_frame, self.p.base_frame,
-                                  self.p.model)
+        return snapshot
 
     # ---- executor thread -----------------------------------------------------------------
     def _on_control(self, msg: VehicleControl) -> None:

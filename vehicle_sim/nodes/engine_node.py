@@ -7,8 +7,9 @@ place of the scenario's nodes; their parameters come from the same declaration
 
 Edges (the topics and QoS of the nodes they stand for; a message is built only while some
 reader is matched, so an edge nobody reads costs nothing): ``/clock``, ``vehicle/state``,
-``vehicle/state_raw``, ``odom`` (base_link at ``base_link``) and ``/tf``, ``imu/data``,
-``gnss/fix``, ``gnss/velocity``, ``traffic/agents`` (CDR from the arrays), ``traffic/lights``,
+``vehicle/state_raw``, ``odom`` (base_link at ``base_link``) and ``/tf``, ``imu/data`` (these
+as CDR bytes packed from the core's values, state_cdr), ``gnss/fix``, ``gnss/velocity``,
+``traffic/agents`` (CDR from the arrays), ``traffic/lights``,
 ``autonomy/control`` (the autopilot's commands), ``accidents`` (AccidentEvent, the accident
 node's law: core.accident.watch). The engine waits for no reader (``wait_for_nodes`` holds
 only its start): the writers keep the nodes' keep-last histories, so a reader that falls behind
@@ -55,12 +56,11 @@ from vehicle_sim.msg import (
     VehicleControl,
 )
 from vehicle_sim.nodes import conversions as conv
-from vehicle_sim.nodes import qos
+from vehicle_sim.nodes import qos, state_cdr
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.accident_node import event_msg
 from vehicle_sim.nodes.gps_node import gnss_velocity, navsatfix
 from vehicle_sim.nodes.graph_start import GraphStart
-from vehicle_sim.nodes.imu_node import imu_msg
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.sensor_common import sensor_mount_tf
@@ -109,6 +109,7 @@ class EngineNode(Node):
             self.p.base_link, self.engine.vehicle, d.model), qos.RELIABLE_STREAM)
         network = self.engine.world.sim.network
         self.encoder = tm.AgentEncoder(network.lane_names)
+        self.imu_encoder = state_cdr.ImuEncoder(self.ep.imu.frame_id)
         self.light_xy, self.ped_xy = tm.light_positions(network)
         # as the traffic node's: at a change, else at lights_rate_hz (no lockstep reader waits)
         self.lights_gate = tm.LightsGate(self.ep.traffic.lights_rate_hz)
@@ -192,16 +193,15 @@ class EngineNode(Node):
     # ---- edges (core.engine.urban.Edges) ---------------------------------------------------
     def clock(self, t_ns: int) -> None:
         if _read(self.pub_clock):
-            self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
+            self.pub_clock.publish(state_cdr.clock(t_ns))
 
     def vehicle(self, t_ns: int, snap: VehicleSnapshot, raw: bool, state: bool) -> None:
         if self.outputs.read(raw, state):
-            self.outputs.publish(conv.vehicle_state(snap, t_ns, self.frame_id, self.base_frame,
-                                                    self.model_name), raw, state)
+            self.outputs.publish(snap, t_ns, raw, state)
 
     def imu(self, t_ns: int, sample: ImuSample) -> None:
         if _read(self.pub_imu):
-            self.pub_imu.publish(imu_msg(sample, t_ns, self.ep.imu.frame_id))
+            self.pub_imu.publish(self.imu_encoder.encode(sample, t_ns))
 
     def fix(self, fix: GnssFix) -> None:
         if _read(self.pub_fix):
