@@ -89,6 +89,25 @@ def test_an_unbounded_engine_run_stopped_by_sigint_writes_an_interrupted_summary
     assert summary["physics_steps"] == round(summary["sim_time_s"] * 1000), "whole frames"
 
 
+def run_engine(ros_node, start_node, subs, duration_s: float, waits_for: tuple[str, ...] = ()):
+    """The engine (seed 3) for ``duration_s`` of sim time, starting once the test node and
+    ``waits_for`` are up; spun until it ends and what it sent has arrived, then ``subs`` are
+    destroyed. Returns (its process, its output)."""
+    names = ", ".join((*waits_for, ros_node.get_name()))
+    engine = start_node("engine_node", params={"duration": duration_s, "seed": 3,
+                                                "record_dir": "''", "wait_for_nodes": f"[{names}]"})
+    try:
+        ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
+                            what="the engine's run to end")
+        for _ in range(40):  # what is still on its way
+            ros_node.test_executor.spin_once(timeout_sec=0.05)
+    finally:
+        out = engine.stop()
+        for sub in subs:
+            ros_node.destroy_subscription(sub)
+    return engine, out
+
+
 def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_node, start_node):
     from nav_msgs.msg import Odometry
     from rosgraph_msgs.msg import Clock
@@ -105,17 +124,7 @@ def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_n
                 ("fix", NavSatFix, "gnss/fix", qos.SENSOR),
                 ("agents", TrafficAgentArray, "traffic/agents", qos.LARGE_STREAM),
                 ("lights", TrafficLightArray, "traffic/lights", qos.LIGHTS))]
-    engine = start_node("engine_node", params={"duration": 20.0, "seed": 3, "record_dir": "''",
-                                                "wait_for_nodes": f"[{ros_node.get_name()}]"})
-    try:
-        ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
-                            what="the engine's run to end")
-        for _ in range(40):  # what is still on its way
-            ros_node.test_executor.spin_once(timeout_sec=0.05)
-    finally:
-        out = engine.stop()
-        for sub in subs:
-            ros_node.destroy_subscription(sub)
+    engine, out = run_engine(ros_node, start_node, subs, 20.0)
     assert engine.proc.returncode == 0, out
     assert all(got.values()), {k: len(v) for k, v in got.items()}
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["state"]]
@@ -154,18 +163,8 @@ def test_the_ground_truth_beside_the_engine_turns_its_agents_into_autoware_objec
                                          "/perception/object_recognition/objects",
                                          objects.append, rx)]
     truth = start_node("ground_truth_node", params={"use_sim_time": True})
-    engine = start_node("engine_node", params={
-        "duration": 10.0, "seed": 3, "record_dir": "''",
-        "wait_for_nodes": f"[ground_truth, {ros_node.get_name()}]"})
-    try:
-        ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
-                            what="the engine's run to end")
-        for _ in range(40):  # what is still on its way
-            ros_node.test_executor.spin_once(timeout_sec=0.05)
-    finally:
-        out = engine.stop() + truth.stop()
-        for sub in subs:
-            ros_node.destroy_subscription(sub)
+    engine, out = run_engine(ros_node, start_node, subs, 10.0, waits_for=("ground_truth",))
+    out += truth.stop()
     assert engine.proc.returncode == 0, out
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in objects]
     assert len(stamps) > 1 and all(b - a >= 100_000_000 for a, b in zip(stamps, stamps[1:]))
