@@ -170,7 +170,7 @@ def main() -> None:
                 for _ in range(busy_n)]
         time.sleep(0.5)
         # the node's windows: one while the stream ends it
-        bare = bare_loop(seconds - STATS_S / 2)
+        bare = bare_loop(max(seconds - STATS_S / 2, 1.0))
         t0, n0, c0 = time.monotonic(), len(rx.frames), cpu_s(node.pid)
         flips = stream(pub, seconds)
         t1, n1, c1 = time.monotonic(), len(rx.frames), cpu_s(node.pid)

@@ -39,8 +39,8 @@ LEFT_OUT = {"bridge_node": "no rig and no stack: the autopilot drives the ego di
 
 
 # what the graph gives its nodes to find each other (graph.node_parameters): not for cores
-GRAPH_WIRING = frozenset({"wait_for_nodes", "lockstep_peers", "lockstep_graph", "lockstep",
-                          "lockstep_inputs"})
+GRAPH_WIRING = frozenset({"wait_for_nodes", "clockless_nodes", "lockstep_peers",
+                          "lockstep_graph", "lockstep", "lockstep_inputs"})
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -183,6 +183,9 @@ ENGINE_NODE = NodeSpec(name="engine", executable="engine_node",
 COMPOSE_EXECUTABLE = "vehicle_sim_compose"
 
 
+# executables that read no /clock whatever use_sim_time says (nodes.bridge_node: the wall clock
+# is its time): the clock owner does not wait for their /clock readers (nodes.graph_start)
+CLOCKLESS_EXECUTABLES = frozenset({"bridge_node"})
 # nodes that run beside the engine (engine:=true), as readers of its edges: their inputs are
 # topics the engine publishes (the ground truth: traffic/agents, traffic/lights, vehicle/state)
 ENGINE_READERS = frozenset({"ground_truth_node"})
@@ -317,12 +320,12 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
     names = ("use_sim_time", *node.args)
     values = {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
     if node == ENGINE_NODE:  # it starts stepping once its readers are up (engine_readers)
-        readers = [n.name for n in engine_readers(scenario, args)] if scenario else []
-        return {**values, **({"wait_for_nodes": readers} if readers else {})}
+        readers = engine_readers(scenario, args) if scenario else []
+        return {**values, **_waits(readers, args)}
     active = active_nodes(scenario, args) if scenario is not None else []
     others = [n.name for n in active if n.name != node.name]
-    if node.wait_for_graph and others:
-        values["wait_for_nodes"] = others
+    if node.wait_for_graph:
+        values.update(_waits([n for n in active if n.name != node.name], args))
     peers = [n.name for n in active if n.lockstep_peer]
     if node.wait_for_graph and peers:
         values["lockstep_peers"] = peers
@@ -333,6 +336,19 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
         if node.lockstep_inputs:
             values["lockstep_inputs"] = list(node.lockstep_inputs)
     return values
+
+
+def _waits(nodes: list[NodeSpec], args: dict[str, str]) -> dict[str, list[str]]:
+    """``wait_for_nodes`` (the clock owner's start waits for them) and ``clockless_nodes``,
+    those of them that read no /clock: the bridge, or all of them without sim time."""
+    out: dict[str, list[str]] = {}
+    if nodes:
+        out["wait_for_nodes"] = [n.name for n in nodes]
+    clockless = [n.name for n in nodes if n.executable in CLOCKLESS_EXECUTABLES
+                 or args["use_sim_time"] != "true"]
+    if clockless:
+        out["clockless_nodes"] = clockless
+    return out
 
 
 def yaml_text(value: object) -> str:

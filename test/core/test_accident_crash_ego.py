@@ -138,39 +138,57 @@ def test_planar_motion_from_the_state_matches_the_snapshot(kind):
                                   snap.angular_velocity_radps[2]), atol=0.02)
 
 
-def test_skipping_the_broad_phase_while_nothing_is_near_changes_no_step(monkeypatch):
-    """Steps after one that found nothing near, even CLEAR_MARGIN_M wider, skip the broad phase
-    while the ego and the agents stay inside that margin. The same run (an ego creeping, a crossing
-    agent whose arrays are replaced only at the extrapolation bound) with the skip
-    gives exactly the wrenches and reports of the full test at every step (without the agents'
-    motion in the margin, the agent would be found inside the ego)."""
-    from vehicle_sim.core.accident import ego_contacts
+def _agent(agent_id: int, x: float, y: float, yaw: float, speed: float, t_ns: int):
+    c, s = math.cos(yaw), math.sin(yaw)
+    return AgentArrays(ids=np.array([agent_id]), stamp_ns=np.array([t_ns]),
+                       pose=np.array([[x, y, yaw]]), vel=np.array([[c * speed, s * speed, 0.0]]),
+                       size=np.array([[4.3, 1.7]]),
+                       crash_class=np.array([crash_class_index("medium")]))
 
-    def run(skip: bool):
+
+NOBODY = AgentArrays.empty()
+# (start x [m], speed [m/s], agents at step k and t_ns (None: keep the arrays), the contact)
+SKIP_CASES = {
+    # arrays replaced only at the extrapolation bound: a crossing agent at 25 m/s into the side
+    # of a creeping ego (the agents' motion must count in the margin)
+    "crossing agent": (-8.0, 1.0, lambda k, t_ns: _agent(
+        3, -5.0, -66.4 + 25.0 * k * DT, 0.5 * math.pi, 25.0, t_ns) if k % 200 == 0 else None,
+                       "b_id=3"),
+    # 20 m/s into the wall from 6 m before it (the ego's own motion must count)
+    "into the wall": (20.0 - 0.5 * CAR.chassis.length_m - 6.0, 20.0,
+                      lambda k, t_ns: NOBODY if k == 0 else None, "b_static=0"),
+    # new arrays put an agent against the side of a creeping ego (new arrays end the margin)
+    "new arrays": (-8.0, 1.0, lambda k, t_ns: NOBODY if k == 0 else _agent(
+        4, -7.0, -1.4, 0.0, 0.0, t_ns) if k == 1500 else None, "b_id=4"),
+}
+
+
+@pytest.mark.parametrize("case", SKIP_CASES)
+def test_skipping_the_broad_phase_while_nothing_is_near_changes_no_step(monkeypatch, case):
+    """Steps after one that found nothing near, even CLEAR_MARGIN_M wider, skip the broad phase
+    while the ego and the agents stay inside that margin (core.accident.clear_margin). Each run
+    with the skip gives exactly the wrenches and reports of the full test at every step."""
+    from vehicle_sim.core.accident import ego_contacts
+    x0, speed, agents_at, contact = SKIP_CASES[case]
+
+    def run():
         model = make_model("single_track", CAR, "rk4")
-        model.reset(-8.0, 0.0, 0.0, 1.0)  # creeping east: its own motion spends no margin
+        model.reset(x0, 0.0, 0.0, speed)
         contacts = EgoContacts([WALL, TREE], EgoBody.from_vehicle(CAR))
-        out, skipped = [], 0
-        for k in range(round(4.0 / DT)):
+        out, skipped, agents = [], 0, None
+        for k in range(round(3.0 / DT)):
             t_ns = round(k * DT * 1e9)
-            if k % 200 == 0:  # new arrays at the extrapolation bound: the agent crossing
-                t = k * DT    # north at x = -5, 25 m/s, into the ego's side
-                agents = AgentArrays(ids=np.array([3]), stamp_ns=np.array([t_ns]),
-                                     pose=np.array([[-5.0, -66.4 + 25.0 * t, 0.5 * math.pi]]),
-                                     vel=np.array([[0.0, 25.0, 0.0]]),
-                                     size=np.array([[4.3, 1.7]]),
-                                     crash_class=np.array([crash_class_index("medium")]))
-            clear = contacts._clear
-            skipped += clear is not None
+            agents = agents_at(k, t_ns) or agents
+            skipped += contacts._clear is not None
             w = contacts.wrench(t_ns, model.snapshot(), DT, agents)
             out.append((w.force_n.tobytes(), w.point_m.tobytes(), repr(w.contacts)))
             model.set_external_wrench(w.force_n, w.point_m)
             model.step(Controls(), DT)
         return out, skipped
 
-    with_skip, skipped = run(True)
+    with_skip, skipped = run()
     monkeypatch.setattr(ego_contacts.EgoContacts, "_look_wider", lambda self, *a: None)
-    full, none_skipped = run(False)
-    assert skipped > 1000 and none_skipped == 0, "the skip was taken (and is off in the 2nd run)"
-    assert any("b_id=3" in step[2] for step in full), "the agent hits the ego"
+    full, none_skipped = run()
+    assert skipped > 100 and none_skipped == 0, "the skip was taken (and is off in the 2nd run)"
+    assert any(contact in step[2] for step in full), f"the run has its contact ({contact})"
     assert with_skip == full

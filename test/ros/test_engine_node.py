@@ -94,8 +94,9 @@ def run_engine(ros_node, start_node, subs, duration_s: float, waits_for: tuple[s
     ``waits_for`` are up; spun until it ends and what it sent has arrived, then ``subs`` are
     destroyed. Returns (its process, its output)."""
     names = ", ".join((*waits_for, ros_node.get_name()))
-    engine = start_node("engine_node", params={"duration": duration_s, "seed": 3,
-                                                "record_dir": "''", "wait_for_nodes": f"[{names}]"})
+    engine = start_node("engine_node", params={  # the test node reads no /clock
+        "duration": duration_s, "seed": 3, "record_dir": "''", "wait_for_nodes": f"[{names}]",
+        "clockless_nodes": f"[{ros_node.get_name()}]"})
     try:
         ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
                             what="the engine's run to end")

@@ -49,6 +49,8 @@ def test_bounded_fast_run_ends_cleanly_with_a_summary(tmp_path):
     assert result.returncode == 0, out
     assert "vehicle_sim run summary" in out and "reached duration 5 s" in out
     assert "dynamics: exit 0" in out and "sim_monitor: exit 0" in out
+    # every /clock reader matched: the bridge, which reads none, is not waited for (15 s)
+    assert "starting without a /clock reader" not in out, out
     summaries = list(tmp_path.glob("summary-*.json"))
     assert len(summaries) == 1 and '"sim_time_s": 5.' in summaries[0].read_text()
     summary = json.loads(summaries[0].read_text())
@@ -163,7 +165,11 @@ def test_runner_commands_match_the_declared_graph():
     assert graph.node_parameters(scenario.nodes[0], args, scenario) == {
         "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0, "base_link": "cg",
         "wait_for_nodes": names[1:],  # the clock owner waits for every other node
+        "clockless_nodes": ["bridge"],  # ... and for their /clock readers, but the bridge's
         "lockstep_peers": ["traffic", "imu", "gps", "ego_driver"]}
+    without_sim_time = graph.resolve_args({"mode": "fast", "use_sim_time": "false"})
+    assert graph.node_parameters(scenario.nodes[0], without_sim_time, scenario)[
+        "clockless_nodes"] == names[1:]
     assert graph.node_parameters(scenario.nodes[1], args, scenario)["lockstep"] is False
     ego = next(n for n in scenario.nodes if n.name == "ego_driver")
     assert graph.node_parameters(ego, args, scenario) == {

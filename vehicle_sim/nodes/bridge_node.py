@@ -149,7 +149,7 @@ class BridgeNode(Node):
     # ---- platform loop thread --------------------------------------------------------------
     def _loop(self) -> None:
         tighten_timer_slack()
-        if self.p.mode == "realtime":  # the GIL within 0.2 ms, not CPython's 5 ms
+        if self.p.mode == "realtime":  # the GIL within 0.05 ms, not CPython's 5 ms
             shorten_switch_interval()
             refused = set_realtime_priority(LOOP_PRIORITY)
             if refused:

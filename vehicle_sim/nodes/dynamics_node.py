@@ -139,7 +139,8 @@ class DynamicsNode(Node):
     def start(self) -> None:
         """The physics starts once the run's nodes are up and reading /clock (GraphStart)."""
         self._graph_start = GraphStart(self, self.p.wait_for_nodes, self.p.start_timeout_s,
-                                       self.p.start_settle_s, self._start_loop)
+                                       self.p.start_settle_s, self._start_loop,
+                                       clockless=self.p.clockless_nodes)
 
     def _start_loop(self) -> None:
         self.get_logger().info("physics loop started")

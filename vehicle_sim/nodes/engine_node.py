@@ -133,7 +133,8 @@ class EngineNode(Node):
         readers are matched (GraphStart; at most its CLOCK_MATCH_WAIT_S)."""
         d = self.ep.dynamics
         self._graph_start = GraphStart(self, self.p.wait_for_nodes, d.start_timeout_s,
-                                       d.start_settle_s, self._start_frames, match_clock=True)
+                                       d.start_settle_s, self._start_frames, match_clock=True,
+                                       clockless=self.p.clockless_nodes)
 
     def _start_frames(self) -> None:
         self._wall0 = self._progress_wall = time.monotonic()

@@ -5,9 +5,10 @@ in the ROS graph (so a bounded fast run does not finish before its subscribers e
 ``start_timeout_s`` it starts without the missing ones, with one warning), then after
 ``start_settle_s`` and, with sim time, once each of them has a /clock reader known to this node:
 on a loaded machine discovery can take longer than the settle time. That last wait is bounded
-(CLOCK_MATCH_WAIT_S) in case a node runs without sim time. The checks run on a steady-clock
-timer: with use_sim_time a ROS-time timer would wait for the /clock that only the loop
-publishes.
+(CLOCK_MATCH_WAIT_S) in case a node runs without sim time, and leaves out the ``clockless``
+nodes, which read no /clock by design (the bridge: graph.CLOCKLESS_EXECUTABLES). The checks
+run on a steady-clock timer: with use_sim_time a ROS-time timer would wait for the /clock that
+only the loop publishes.
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ CLOCK_MATCH_WAIT_S = 15.0  # [s] wall time for every node's /clock reader to mat
 class GraphStart:
     def __init__(self, node: Node, wait_for_nodes: tuple[str, ...], start_timeout_s: float,
                  start_settle_s: float, on_start: Callable[[], None],
-                 match_clock: bool | None = None):
+                 match_clock: bool | None = None, clockless: tuple[str, ...] = ()):
         self._node, self._names, self._on_start = node, set(wait_for_nodes), on_start
+        self._readers = self._names - set(clockless)  # whose /clock readers to wait for
         # wait for their /clock readers: with sim time (None), or as asked (the engine, which
         # owns the clock without following it)
         self._match_clock = match_clock
@@ -47,12 +49,16 @@ class GraphStart:
             self._up_at, self._ready_at = now, now + self._settle_s
         follow = (node.get_parameter("use_sim_time").value if self._match_clock is None
                   else self._match_clock)
-        matching = (follow and not self._clock_readers_known()
-                    and now - self._up_at < CLOCK_MATCH_WAIT_S)
+        unmatched = sorted(self._unmatched_readers()) if follow else []
+        matching = unmatched and now - self._up_at < CLOCK_MATCH_WAIT_S
         if now >= self._ready_at and not matching:
+            if unmatched:
+                node.get_logger().warning(f"starting without a /clock reader of "
+                                          f"{', '.join(unmatched)} after {CLOCK_MATCH_WAIT_S:g} s")
             node.destroy_timer(self._timer)
             self._on_start()
 
-    def _clock_readers_known(self) -> bool:
+    def _unmatched_readers(self) -> set[str]:
+        """The nodes whose /clock reader this node does not know yet."""
         readers = {info.node_name for info in self._node.get_subscriptions_info_by_topic("/clock")}
-        return self._names <= readers
+        return self._readers - readers

@@ -20,41 +20,13 @@ import numpy as np
 
 from vehicle_sim.core.accident import broad_phase, detect
 from vehicle_sim.core.accident import crash_model as cm
+from vehicle_sim.core.accident.clear_margin import CLEAR_MARGIN_M, RETRY_NS, ClearMargin
 from vehicle_sim.core.accident.contact_geometry import ContactGeometry
 from vehicle_sim.core.accident.crash_bodies import NO_STATIC, ContactReport
 from vehicle_sim.core.accident.crash_params import CrashParams, crash_class_index
 from vehicle_sim.core.vehicle.full14.state_layout import X_R, X_VX, X_VY, X_X, X_Y, X_YAW, X_Z
 
 EGO_ID = -2  # a_id of the ego in the ContactReports (agent ids are >= 0)
-# How far beyond its reach [m] a step with nothing near looks, so that the next steps can skip
-# the broad phase while the ego, its reach and the agents' extrapolation stay inside that margin
-# (a choice: ~50 ms at 10 m/s each way, a traffic step; the skipped steps are exactly the steps
-# the full test finds nothing in). After a look that finds something, the next is RETRY_NS on.
-CLEAR_MARGIN_M = 1.0
-RETRY_NS = 10_000_000
-ROUNDING_M = 1e-6  # [m] kept off the margin: the kernels round differently than the sum here
-
-
-@dataclass(frozen=True)
-class _Clear:
-    """Nothing within ``reach_m`` (ego radius excluded) of the ego at (x_m, y_m) at t_ns, among
-    the statics and ``agents`` (the same object) moving at most ``agent_speed_mps``."""
-
-    x_m: float
-    y_m: float
-    t_ns: int
-    reach_m: float
-    agents: AgentArrays | None
-    agent_speed_mps: float
-
-    def holds(self, t_ns: int, x: float, y: float, reach: float, agents) -> bool:
-        """Nothing is within ``reach`` of the ego at (x, y) at t_ns either: the query circle
-        lies inside this one once the agents' motion since t_ns is added to its radius."""
-        if agents is not self.agents or t_ns < self.t_ns:
-            return False
-        spent = (math.hypot(x - self.x_m, y - self.y_m) + reach
-                 + self.agent_speed_mps * (t_ns - self.t_ns) * 1e-9)
-        return spent <= self.reach_m - ROUNDING_M
 
 
 @dataclass(frozen=True)
@@ -75,7 +47,7 @@ class EgoBody:
                    crash_class_index(params.crash_class))
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgentArrays:
     """Traffic agents, one row each: ids (n,), stamp_ns (n,) of their state, pose (n, 3) x y yaw
     [m, rad], vel (n, 3) vx vy [m/s] (map) and yaw rate [rad/s], size (n, 2) length width [m],
@@ -140,7 +112,7 @@ class EgoContacts:
         self._springs: dict[tuple[int, int], np.ndarray] = {}  # (agent id, static) -> stretch
         self._last_touch_ns: dict[tuple[int, int], int] = {}  # episodes (CrashParams.release_s)
         self._radius = 0.5 * math.hypot(ego.length_m, ego.width_m)
-        self._clear: _Clear | None = None  # the last step that found nothing near, with margin
+        self._clear: ClearMargin | None = None  # the last step that found nothing near
         self._retry_ns = 0  # no new margin look before this time
 
     def reset(self) -> None:
@@ -173,14 +145,14 @@ class EgoContacts:
         u, v, r = (float(q) for q in body_velocity)
         vx, vy = c * u - s * v, s * u + c * v
         reach = math.hypot(vx, vy) * dt_s + 0.05
+        if self._last_touch_ns:  # episodes end release_s after their last touch
+            release = round(self.params.release_s * 1e9)
+            self._last_touch_ns = {k: t for k, t in self._last_touch_ns.items()
+                                   if t_ns - t < release}
         if self._clear is not None and self._clear.holds(t_ns, x, y, reach, agents):
             return EgoWrench(np.zeros(3), np.array([x, y, z]), [])  # what the full test gives
         body = detect.Body("ego", x, y, yaw, self.ego.length_m, self.ego.width_m, vx, vy, r)
         near = self._near(t_ns, body, reach, dt_s, agents)
-        if self._last_touch_ns:
-            release = round(self.params.release_s * 1e9)
-            self._last_touch_ns = {k: t for k, t in self._last_touch_ns.items()
-                                   if t_ns - t < release}
         before = set(self._last_touch_ns)
         if not near:
             self._springs.clear()
@@ -234,7 +206,7 @@ class EgoContacts:
     def _look_wider(self, t_ns: int, ego: detect.Body, reach: float,
                     agents: AgentArrays | None) -> None:
         """After a step with nothing near: the broad phase CLEAR_MARGIN_M wider; finding nothing
-        there either lets the next steps skip theirs while ``_Clear.holds``."""
+        there either lets the next steps skip theirs while it holds (core.accident.clear_margin)."""
         self._clear = None
         if t_ns < self._retry_ns:
             return
@@ -245,7 +217,7 @@ class EgoContacts:
             self._retry_ns = t_ns + RETRY_NS
             return
         speed = float(np.hypot(agents.vel[:, 0], agents.vel[:, 1]).max()) if has_agents else 0.0
-        self._clear = _Clear(ego.x_m, ego.y_m, t_ns, wide, agents, speed)
+        self._clear = ClearMargin(ego.x_m, ego.y_m, t_ns, wide, agents, speed)
 
     def _near(self, t_ns: int, ego: detect.Body, reach: float, dt_s: float,
               agents: AgentArrays | None):

@@ -31,6 +31,8 @@ class EngineNodeParams:
                                            "dynamics node's parameter of that name "
                                            "(start_timeout_s and start_settle_s: the "
                                            "scenario's dynamics node's)")
+    clockless_nodes: tuple[str, ...] = spec((), doc="those of wait_for_nodes that read no "
+                                            "/clock: not waited for as readers")
 
 
 @dataclass(frozen=True)
