@@ -3,7 +3,8 @@
 - ``traffic/agents`` -> autoware_perception_msgs PredictedObjects and TrackedObjects (Autoware's
   topics by default), in the map frame, stamped with the agents' simulation time, at most at
   ``objects_rate_hz`` of sim time (an agents message goes out if its stamp is at least a period
-  after the last one sent), optionally only within ``range_m`` of the ego (``vehicle/state``);
+  after the last one sent; the others are never deserialised), optionally only within
+  ``range_m`` of the ego (``vehicle/state``, read only then);
   ghosts of other shards are left out;
 - ``traffic/lights`` -> autoware_perception_msgs TrafficLightGroupArray, group ids = the
   regulatory element ids of the Lanelet2 export (vehicle_sim_export_map) of the same map;
@@ -17,10 +18,12 @@ still goes out. Outputs are reliable keep-last 10 (a subscriber with the default
 from __future__ import annotations
 
 import array
+import struct
 
 from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
@@ -28,7 +31,6 @@ from vehicle_sim.export.ground_truth_params import GroundTruthNodeParams
 from vehicle_sim.export.lanelet2_osm import light_group_id
 from vehicle_sim.export.occupancy import DrivableGrid, drivable_grid
 from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
-from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
@@ -36,6 +38,17 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.paths import config_path
 
 OUT = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)  # the ROS default QoS
+
+
+def stamp_of(data: bytes) -> int | None:
+    """header.stamp [ns] of a serialised message that starts with a std_msgs/Header (CDR: the
+    4-byte encapsulation, then int32 sec and uint32 nanosec in its byte order); None when too
+    short. At 20 Hz of agents, deserialising only the 10 Hz that go out halves the node's work
+    (10x that in a lockstep engine run)."""
+    if len(data) < 12:
+        return None
+    sec, nanosec = struct.unpack_from("<iI" if data[1] & 1 else ">iI", data, 4)
+    return sec * 1_000_000_000 + nanosec
 
 
 def grid_msg(grid: DrivableGrid, frame: str, stamp) -> OccupancyGrid:
@@ -84,12 +97,14 @@ class GroundTruthNode(Node):
             if self.p.traffic_lights_topic:
                 self.pub_lights = self.create_publisher(TrafficLightGroupArray,
                                                         self.p.traffic_lights_topic, OUT)
+            # raw: only the messages that go out are deserialised (stamp_of reads the others')
             self.create_subscription(TrafficAgentArray, self.p.agents_topic, self._on_agents,
-                                     qos.LARGE_STREAM)
+                                     qos.LARGE_STREAM, raw=True)
             self.create_subscription(TrafficLightArray, self.p.lights_topic, self._on_lights,
                                      qos.LIGHTS)
-            self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
-                                     qos.STATE)
+            if self.p.range_m > 0.0:  # the ego's position serves the range filter only
+                self.create_subscription(VehicleState, self.p.state_topic, self._on_state,
+                                         qos.STATE)
         self.pub_grid = None
         if self.p.grid_topic:
             grid = drivable_grid(self.network, self.p.grid)
@@ -107,11 +122,12 @@ class GroundTruthNode(Node):
         if ego is not None:
             self.ego_xy = (ego[0], ego[1])
 
-    def _on_agents(self, msg: TrafficAgentArray) -> None:
-        t_ns = conv.to_ns(msg.header.stamp)
-        if self.last_ns <= t_ns < self.next_ns:
+    def _on_agents(self, data: bytes) -> None:
+        t_ns = stamp_of(data)
+        if t_ns is None or self.last_ns <= t_ns < self.next_ns:
             return  # between two outputs at objects_rate_hz (sim time going back re-anchors)
         self.last_ns, self.next_ns = t_ns, t_ns + self.period_ns
+        msg = deserialize_message(data, TrafficAgentArray)
         agents = self.gt.in_range(msg.agents, self.ego_xy, self.p.range_m)
         msg.header.frame_id = self.p.frame_id
         if self.pub_objects is not None:
