@@ -51,6 +51,9 @@ def test_bounded_fast_run_ends_cleanly_with_a_summary(tmp_path):
     assert "dynamics: exit 0" in out and "sim_monitor: exit 0" in out
     # every /clock reader matched: the bridge, which reads none, is not waited for (15 s)
     assert "starting without a /clock reader" not in out, out
+    # ... and every reader of the dynamics node's topics in the run (nodes.reach): a reader the
+    # graph shows that never matches (an incompatible QoS) holds the start back 15 s too
+    assert "starting before a reader" not in out, out
     summaries = list(tmp_path.glob("summary-*.json"))
     assert len(summaries) == 1 and '"sim_time_s": 5.' in summaries[0].read_text()
     summary = json.loads(summaries[0].read_text())

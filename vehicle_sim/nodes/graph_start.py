@@ -4,9 +4,11 @@ The dynamics node starts its physics (and so /clock) once every node of ``wait_f
 in the ROS graph (so a bounded fast run does not finish before its subscribers exist; after
 ``start_timeout_s`` it starts without the missing ones, with one warning), then after
 ``start_settle_s`` and, with sim time, once each of them has a /clock reader known to this node:
-on a loaded machine discovery can take longer than the settle time. That last wait is bounded
-(CLOCK_MATCH_WAIT_S) in case a node runs without sim time, and leaves out the ``clockless``
-nodes, which read no /clock by design (the bridge: graph.CLOCKLESS_EXECUTABLES). The checks
+on a loaded machine discovery can take longer than the settle time; and once this node's
+publishers reach those nodes' readers (nodes.reach), so that a fast run is recorded from its
+first state. Those last waits are bounded (CLOCK_MATCH_WAIT_S) in case a node runs without sim
+time, and the /clock one leaves out the ``clockless`` nodes, which read no /clock by design (the
+bridge: graph.CLOCKLESS_EXECUTABLES). The checks
 run on a steady-clock timer: with use_sim_time a ROS-time timer would wait for the /clock that
 only the loop publishes.
 """
@@ -18,7 +20,9 @@ from collections.abc import Callable
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
-CLOCK_MATCH_WAIT_S = 15.0  # [s] wall time for every node's /clock reader to match (a choice)
+from vehicle_sim.nodes.reach import unreached_topics
+
+CLOCK_MATCH_WAIT_S = 15.0  # [s] wall time for the nodes' readers to match (a choice)
 
 
 class GraphStart:
@@ -50,11 +54,15 @@ class GraphStart:
         follow = (node.get_parameter("use_sim_time").value if self._match_clock is None
                   else self._match_clock)
         unmatched = sorted(self._unmatched_readers()) if follow else []
-        matching = unmatched and now - self._up_at < CLOCK_MATCH_WAIT_S
+        unreached = unreached_topics(node, self._names | {node.get_name()})
+        matching = (unmatched or unreached) and now - self._up_at < CLOCK_MATCH_WAIT_S
         if now >= self._ready_at and not matching:
             if unmatched:
                 node.get_logger().warning(f"starting without a /clock reader of "
                                           f"{', '.join(unmatched)} after {CLOCK_MATCH_WAIT_S:g} s")
+            if unreached:
+                node.get_logger().warning(f"starting before a reader of {', '.join(unreached)} "
+                                          f"matched, after {CLOCK_MATCH_WAIT_S:g} s")
             node.destroy_timer(self._timer)
             self._on_start()
 

@@ -12,9 +12,7 @@ Joining: the first frame waits until the node's publishers reach their readers, 
 publishes from then on is received (recorded) in full, also after a respawn in mid-run, when
 the run goes on as soon as this node acknowledges. Joined means: every node named in the
 parameter ``lockstep_graph`` (the run's other nodes, set by vehicle_sim.graph) is in the ROS
-graph, and each publisher of this node has matched at least one reader per node the graph shows
-reading its topic, this node included (counted by name: a killed process's readers stay in the
-graph until their lease ends, under the name of its respawned successor). A node that publishes
+graph, and this node's publishers reach their readers (nodes.reach). A node that publishes
 before its first frame (a sensor models every state) holds that back until it has joined
 (``joined``). A reader node that is down keeps that from happening: JOIN_WAIT_S after its first
 frame came, the node joins anyway, with one warning naming what it did not reach.
@@ -34,10 +32,10 @@ from vehicle_sim.core.realtime import FrameQueue
 from vehicle_sim.msg import LockstepAck
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.reach import unreached_topics
 
 JOIN_WAIT_S = 5.0  # wall time a peer waits for its readers before its first frame
 GRAPH_PARAM = "lockstep_graph"  # declared here: only lockstep peers get it (graph.py)
-_NOT_DATA = ("/rosout", "/parameter_events")  # every node's; nobody has to read them
 
 
 class LockstepPeer:
@@ -88,14 +86,7 @@ class LockstepPeer:
         of every node the graph shows reading them."""
         node = self._node
         missing = sorted(self._graph - set(node.get_node_names()))
-        for pub in node.publishers:
-            topic = pub.topic_name
-            if topic in _NOT_DATA:
-                continue
-            # by name, this node's own reader too: the matched count includes it
-            readers = {info.node_name for info in node.get_subscriptions_info_by_topic(topic)}
-            if pub.get_subscription_count() < len(readers):
-                missing.append(f"a reader of {topic}")
+        missing += [f"a reader of {topic}" for topic in unreached_topics(node)]
         return missing
 
     def _on_clock(self, msg: Clock) -> None:

@@ -1,0 +1,34 @@
+"""Whether a node's publishers reach their readers, for the nodes that hold back their first
+output until they do (the clock owner's start, a lockstep peer's join).
+
+Reached means: each publisher of the node has matched, at the DDS level, at least one reader per
+node the ROS graph shows reading its topic (counted by name, so a killed process's readers,
+which stay in the graph until their lease ends, count once under the name of its respawned
+successor). The graph learns of a reader from that reader's announcement; the match on this
+side can come later, and a reliable writer keeps for a reader only what it wrote after
+matching it: what goes out before is lost to that reader (a fast run's first states to the
+recorder, once in a clean-clone CI run).
+"""
+from __future__ import annotations
+
+from rclpy.node import Node
+
+NOT_DATA = ("/rosout", "/parameter_events")  # every node's; nobody has to read them
+
+
+def unreached_topics(node: Node, among: set[str] | None = None) -> list[str]:
+    """This node's topics whose publisher has matched fewer readers than the nodes the graph
+    shows reading them (only the nodes named in ``among``, if given: the run's own nodes, so a
+    user's tool with an incompatible QoS does not hold the run back)."""
+    missing = []
+    for pub in node.publishers:
+        topic = pub.topic_name
+        if topic in NOT_DATA:
+            continue
+        # by name, this node's own reader too: the matched count includes it
+        readers = {info.node_name for info in node.get_subscriptions_info_by_topic(topic)}
+        if among is not None:
+            readers &= among
+        if pub.get_subscription_count() < len(readers):
+            missing.append(topic)
+    return missing
