@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from vehicle_sim.nodes.main import BACKSTOP_S, CLEANUP_TIMEOUT_S
+from vehicle_sim.nodes.main import CLEANUP_TIMEOUT_S, STACKS_S
 from vehicle_sim.runner import STOP_GRACE_S
 
 HANGS_ON_DESTROY = """
@@ -33,7 +33,7 @@ raise SystemExit(run(Hangs, "hangs", done=lambda node: True))
 
 
 def test_a_blocked_ros_cleanup_ends_the_process_after_the_timeout_with_a_message():
-    assert CLEANUP_TIMEOUT_S + BACKSTOP_S < STOP_GRACE_S, "the runner would SIGTERM first"
+    assert CLEANUP_TIMEOUT_S + STACKS_S < STOP_GRACE_S, "the runner would SIGTERM first"
     start = time.monotonic()
     result = subprocess.run([sys.executable, "-c", HANGS_ON_DESTROY], check=False,
                             capture_output=True, text=True, timeout=60)
@@ -42,6 +42,38 @@ def test_a_blocked_ros_cleanup_ends_the_process_after_the_timeout_with_a_message
     assert "stop() ran" in result.stdout, "the node's own stop() comes before the clean-up"
     assert "ROS clean-up still blocked after 5 s" in result.stderr
     assert "destroy_node" in result.stderr, "the stacks show where it blocked"
+    assert CLEANUP_TIMEOUT_S <= elapsed < CLEANUP_TIMEOUT_S + 30.0
+
+
+SPINS_HOLDING_THE_LOCK = """
+import re
+from rclpy.node import Node
+from vehicle_sim.nodes.main import run
+
+class SpinsHoldingTheLock(Node):
+    def __init__(self):
+        super().__init__("spins_holding_the_lock")
+
+    def exit_code(self):
+        return 5
+
+    def destroy_node(self):
+        # C code that never lets the interpreter lock go (a regular expression that backtracks
+        # for hours), as the Fast DDS participant teardown spun: no Python thread can run
+        re.match(r"(a+)+$", "a" * 48 + "b")
+
+raise SystemExit(run(SpinsHoldingTheLock, "spins_holding_the_lock", done=lambda node: True))
+"""
+
+
+def test_a_cleanup_that_spins_holding_the_interpreter_lock_still_ends_with_the_nodes_code():
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", SPINS_HOLDING_THE_LOCK], check=False,
+                            capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - start
+    assert result.returncode == 5, "the node's exit code: " + result.stdout + result.stderr
+    assert "ROS clean-up still blocked after 5 s" in result.stderr
+    assert "destroy_node" in result.stderr, "the stacks show where it spun"
     assert CLEANUP_TIMEOUT_S <= elapsed < CLEANUP_TIMEOUT_S + 30.0
 
 

@@ -13,9 +13,10 @@
 - SIGUSR1 prints every thread's Python stack to stderr (faulthandler): the runner sends it to a
   node that does not stop, so the log shows where it hangs.
 - The ROS clean-up at the end (destroy_node, rclpy shutdown) is bounded: under load it has been
-  seen to block for good inside ``Node.destroy_node`` (the rcl/rmw node teardown; 1 of 8 fast
-  runs under 4 busy loops here); after ``CLEANUP_TIMEOUT_S`` the process prints its stacks, says
-  so and exits with the node's exit code. The executor and the nodes are released inside that
+  seen to block inside ``Node.destroy_node`` (the rcl/rmw node teardown; 1 of 8 fast runs under
+  4 busy loops here), with the interpreter lock held (nodes.exit_guard); after
+  ``CLEANUP_TIMEOUT_S`` the process prints its stacks, says so and exits with the node's exit
+  code. The executor and the nodes are released inside that
   bound too (their destructors have blocked as well). Everything the node does at the end
   belongs in its ``stop()`` (files, summaries) and its code in ``exit_code()``: both run before
   the clean-up.
@@ -43,9 +44,10 @@ from rclpy.signals import SignalHandlerOptions
 
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.realtime import freeze_start_heap
+from vehicle_sim.nodes.exit_guard import ExitGuard
 
 CLEANUP_TIMEOUT_S = 5.0  # below the runner's STOP_GRACE_S (10 s), so it never needs SIGTERM
-BACKSTOP_S = 2.0  # after the clean-up's bound, faulthandler ends a process the watchdog could not
+STACKS_S = 0.5  # [s] after the stacks at CLEANUP_TIMEOUT_S, the guard ends the process
 # ROS arguments rcl cannot parse, or does not know
 ROSArgsError = (RCLError, UnknownROSArgsError)
 # a parameter override of the wrong type or value for a parameter rclpy itself declares
@@ -171,12 +173,12 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
         codes = [_finish(node, failed=bool(error)) for node in started]
         if code is None or error:
             code = next((c for c in codes if c), 1 if error else 0)
-        watchdog = threading.Timer(CLEANUP_TIMEOUT_S, _cleanup_hung, args=(label, code, error))
-        watchdog.daemon = True
-        watchdog.start()
-        # the backstop of a clean-up that blocks holding the interpreter lock (rclpy's C++
-        # teardown), where the watchdog thread cannot run: stacks, then exit 1
-        faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S + BACKSTOP_S, exit=True)
+        # stacks at the bound, then the guard's line and exit with the node's code: both run
+        # without the interpreter lock, which the rcl/rmw teardown has held while it spun
+        sys.stdout.flush()
+        sys.stderr.flush()
+        faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=False)
+        guard = ExitGuard(CLEANUP_TIMEOUT_S + STACKS_S, code, _blocked_line(label, code, error))
         try:
             for _, node in nodes:
                 if executor is not None:
@@ -184,7 +186,7 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
                 node.destroy_node()
             _shut_down(executor, label)
             # the last references go here, so the destructors of the executor and of the
-            # nodes' entities run inside the watchdog's bound and not after this returns (a
+            # nodes' entities run inside the guard's bound and not after this returns (a
             # gps node hung there once, in an EventHandler's __exit__, until the runner killed
             # it); the nodes were created before the heap was frozen: unfrozen, so a node held
             # in a reference cycle is collected too
@@ -195,7 +197,7 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
             gc.collect()
             rclpy.try_shutdown()
         finally:
-            watchdog.cancel()
+            guard.release()
             faulthandler.cancel_dump_traceback_later()
     return code
 
@@ -251,10 +253,6 @@ def _finish(node: Node, failed: bool) -> int:
         return 1
 
 
-def _cleanup_hung(name: str, code: int, error: str) -> None:
-    print(f"{error}[{name}] ROS clean-up still blocked after {CLEANUP_TIMEOUT_S:g} s (the "
-          f"node's work is done): exiting with code {code} without it", file=sys.stderr,
-          flush=True)
-    faulthandler.dump_traceback(all_threads=True)
-    sys.stdout.flush()
-    os._exit(code)
+def _blocked_line(name: str, code: int, error: str) -> str:
+    return (f"{error}[{name}] ROS clean-up still blocked after {CLEANUP_TIMEOUT_S:g} s (the "
+            f"node's work is done): exiting with code {code} without it")
