@@ -157,3 +157,40 @@ def test_records_with_wrong_width_are_refused(network):
 def test_sector_size_smaller_than_zone_diagonal_is_refused():
     with pytest.raises(ValueError, match="at most 4"):
         dataclasses.replace(ZoneParams(), sector_size_m=100.0)
+
+
+def one_try_at_a_time(network, n, rng, mask):
+    """zone.random_positions as it was written first: a try after the other, with the masks
+    of one point each (the reference the batched draw must equal, stream included)."""
+    from vehicle_sim.core.traffic import zone as zn
+    lanes, length, cdf = zn._spawn_lanes(network)
+    taken, out = {}, []
+    for _ in range(20 * n):
+        if len(out) >= n:
+            break
+        k = int(cdf.searchsorted(rng.random(), side="right"))
+        ln = int(lanes[k])
+        s = float(rng.uniform(zn.SPAWN_CLEAR_M / 2, length[k] - zn.SPAWN_CLEAR_M / 2))
+        if mask is not None and not mask(np.array([ln]), np.array([s]))[0]:
+            continue
+        if all(abs(s - o) >= zn.SPAWN_CLEAR_M for o in taken.get(ln, [])):
+            taken.setdefault(ln, []).append(s)
+            out.append((ln, s))
+    return out
+
+
+@pytest.mark.parametrize("n, masked", [(8, True), (8, False), (400, True), (1, False), (0, True)])
+def test_random_positions_drawn_at_once_equal_one_try_at_a_time(network, n, masked):
+    """The same positions to the bit, and the generator left at the same place: the run after
+    it draws the same numbers (the 20 n tries are drawn at once, the unused ones given back)."""
+    from vehicle_sim.core.traffic import zone as zn
+    mask = (lambda lanes, s: (s > 60.0) & (lanes % 3 != 0)) if masked else None
+    batched, single = np.random.default_rng(7), np.random.default_rng(7)
+    got = zn.random_positions(network, n, batched, mask)
+    want = one_try_at_a_time(network, n, single, mask)
+    assert got == want
+    assert batched.random() == single.random()
+    if n == 8:
+        assert len(got) == 8  # the break after the n-th position was taken
+    if n == 400 and masked:
+        assert 0 < len(got) < 400  # ... and the case where every try was used

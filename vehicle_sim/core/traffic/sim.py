@@ -33,7 +33,7 @@ from vehicle_sim.core.traffic import zone as zn
 from vehicle_sim.core.traffic.crashed import CrashedAgents
 from vehicle_sim.core.traffic.kernels import layout as lay
 from vehicle_sim.core.traffic.kernels.exits import choose_exit, hash_uniform
-from vehicle_sim.core.traffic.kernels.lane_path import eval_lane
+from vehicle_sim.core.traffic.kernels.lane_path import eval_lane, lane_points
 from vehicle_sim.core.traffic.kernels.step import step_kernel
 from vehicle_sim.core.traffic.lights import LightController
 from vehicle_sim.core.traffic.mapfile import MapSpec, load_map
@@ -43,8 +43,8 @@ from vehicle_sim.core.units import GRAVITY_MPS2
 
 GRID_CELL_M = 20.0  # neighbour grid cell: >= the cone range / 2 so 3 x 3 cells cover it
 MAX_SPAWN_PER_STEP = 8
-TELEPORT_M = 50.0
-FRONT_BAND_M = 40.0  # depth of the zone's front band where a moving zone also spawns  # an ego jump larger than this in one step refills the zone
+TELEPORT_M = 50.0  # [m] an ego jump larger than this in one step refills the zone
+FRONT_BAND_M = 40.0  # [m] depth of the zone's front band where a moving zone also spawns
 UID_BLOCK = 1 << 40  # uids are owner_id * UID_BLOCK + counter: unique across owners
 
 Ego = tuple[float, float, float, float]
@@ -226,7 +226,7 @@ class TrafficSim:
         if not self._filled:
             self._filled = True
             self.spawn_random(max(target - have, 0),
-                              mask=lambda ln, s: bool(self._in_zone_lane(pose, ln, s)))
+                              mask=lambda lanes, s: self._in_zone(pose, lanes, s))
             return
         if have >= target:
             return
@@ -237,7 +237,7 @@ class TrafficSim:
         if moving:  # the advancing front edge sweeps lanes in: spawn in its band too
             band = self.p.zone.ahead_m - FRONT_BAND_M
             cands += zn.random_positions(self.network, MAX_SPAWN_PER_STEP, self.rng,
-                                         lambda ln, s: self._in_zone_lane(pose, ln, s, band))
+                                         lambda lanes, s: self._in_zone(pose, lanes, s, band))
         for ln, s in cands[:2 * MAX_SPAWN_PER_STEP]:
             if have >= target:
                 break
@@ -250,12 +250,15 @@ class TrafficSim:
                 lane_of, s_of = np.append(lane_of, ln), np.append(s_of, s)  # few spawns/step
                 xy = np.vstack((xy, [p]))
 
-    def _in_zone_lane(self, pose, lane: int, s: float, min_ahead_m: float = -1e9) -> bool:
-        x, y, _, _ = _eval(self.network.net, lane, s)
-        if (x - pose[0]) * math.cos(pose[2]) + (y - pose[1]) * math.sin(pose[2]) < min_ahead_m:
-            return False
-        far = math.hypot(x - pose[0], y - pose[1]) > zn.SPAWN_CLEAR_M
-        return far and self.zone.inside_point(pose, x, y)
+    def _in_zone(self, pose, lanes: np.ndarray, s: np.ndarray,
+                 min_ahead_m: float = -1e9) -> np.ndarray:
+        """Mask of the lane points (lanes[i], s[i]) inside the zone, farther than
+        SPAWN_CLEAR_M from the ego and at least min_ahead_m ahead of it [m]."""
+        xy = lane_points(self.network.net.pts, self.network.net.lane_i, lanes, s)
+        x, y = xy[:, 0], xy[:, 1]
+        ahead = (x - pose[0]) * math.cos(pose[2]) + (y - pose[1]) * math.sin(pose[2])
+        far = np.hypot(x - pose[0], y - pose[1]) > zn.SPAWN_CLEAR_M
+        return (ahead >= min_ahead_m) & far & self.zone.inside(pose, x, y)
 
     # ----------------------------------------------------------------- reading
     def agents(self, include_ghosts: bool = False) -> dict[str, np.ndarray]:

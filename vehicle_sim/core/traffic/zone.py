@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 
 import numpy as np
 
@@ -133,7 +134,7 @@ def free_at(lane_of: np.ndarray, s_of: np.ndarray, xy: np.ndarray, lane: int, s:
 _SPAWN_LANES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # network -> table
 
 
-def _spawn_lanes(network: Network) -> tuple[list[int], list[float], np.ndarray]:
+def _spawn_lanes(network: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The street lanes long enough to spawn on, their lengths [m] and the cumulative
     distribution of their usable lengths (what Generator.choice builds from p), once per
     network: the traffic draws spawn positions every step (issue 14)."""
@@ -146,28 +147,41 @@ def _spawn_lanes(network: Network) -> tuple[list[int], list[float], np.ndarray]:
         cdf = np.cumsum(usable / usable.sum()) if len(lanes) else np.zeros(0)
         if len(cdf):
             cdf /= cdf[-1]
-        table = _SPAWN_LANES[network] = (lanes.tolist(), lf[lanes, LF_LEN].tolist(), cdf)
+        table = _SPAWN_LANES[network] = (lanes, lf[lanes, LF_LEN].copy(), cdf)
     return table
 
 
 def random_positions(network: Network, n: int, rng: np.random.Generator,
-                     mask: np.ndarray | None = None) -> list[tuple[int, float]]:
-    """Up to n (lane, s) on street lanes, length-weighted, >= SPAWN_CLEAR_M apart per lane.
-    The lane is drawn as ``rng.choice(len(lanes), p=usable / usable.sum())`` draws it (one
-    uniform double, searched in the same cumulative distribution: the same stream)."""
+                     mask: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+                     ) -> list[tuple[int, float]]:
+    """Up to n (lane, s) on street lanes, length-weighted, >= SPAWN_CLEAR_M apart per lane, of
+    at most 20 n tries; ``mask(lanes, s)`` keeps a try (arrays of them, evaluated at once).
+
+    A try draws the lane as ``rng.choice(len(lanes), p=usable / usable.sum())`` does (one
+    uniform double, searched in the same cumulative distribution), then s as
+    ``rng.uniform(SPAWN_CLEAR_M / 2, length - SPAWN_CLEAR_M / 2)``. All tries are drawn at once
+    and the generator is then left where the tries used up to the n-th position leave it: the
+    same positions and the same stream as one try after the other (issue 14: this ran every
+    traffic step, a Python loop of up to 20 n tries)."""
     lanes, length, cdf = _spawn_lanes(network)
-    if not lanes:  # no street lane long enough (Generator.choice would refuse an empty p)
+    if not len(lanes) or n <= 0:  # Generator.choice would refuse an empty p
         return []
+    tries = 20 * n
+    start = rng.bit_generator.state
+    u = rng.random(2 * tries).reshape(tries, 2)
+    k = cdf.searchsorted(u[:, 0], side="right")
+    low = SPAWN_CLEAR_M / 2
+    s = low + ((length[k] - low) - low) * u[:, 1]  # numpy's uniform: low + (high - low) u
+    keep = np.flatnonzero(mask(lanes[k], s)) if mask is not None else range(tries)
     taken: dict[int, list[float]] = {}
     out: list[tuple[int, float]] = []
-    for _ in range(20 * n):
-        if len(out) >= n:
-            break
-        k = int(cdf.searchsorted(rng.random(), side="right"))
-        ln, s = lanes[k], float(rng.uniform(SPAWN_CLEAR_M / 2, length[k] - SPAWN_CLEAR_M / 2))
-        if mask is not None and not mask(ln, s):
-            continue
-        if all(abs(s - o) >= SPAWN_CLEAR_M for o in taken.get(ln, [])):
-            taken.setdefault(ln, []).append(s)
-            out.append((ln, s))
+    for i in keep:
+        ln, si = int(lanes[k[i]]), float(s[i])
+        if all(abs(si - o) >= SPAWN_CLEAR_M for o in taken.get(ln, [])):
+            taken.setdefault(ln, []).append(si)
+            out.append((ln, si))
+            if len(out) >= n:  # tries 0..i used: the stream goes on from there
+                rng.bit_generator.state = start
+                rng.random(2 * (i + 1))
+                break
     return out

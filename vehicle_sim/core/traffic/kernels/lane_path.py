@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from vehicle_sim.core.traffic.kernels.layout import (
@@ -46,6 +47,16 @@ def eval_lane(pts, lane_i, lane, s):
     y = pts[k, 1] + t * dy
     h = pts[k, 2] + t * pts[k, PT_TURN]  # exact tangent on arcs
     return x, y, math.atan2(math.sin(h), math.cos(h)), pts[k + 1, 4]
+
+
+@njit(cache=True)
+def lane_points(pts, lane_i, lanes, s):
+    """(x, y) rows of eval_lane at each (lanes[i], s[i])."""
+    xy = np.empty((len(lanes), 2))
+    for i in range(len(lanes)):
+        x, y, _, _ = eval_lane(pts, lane_i, lanes[i], s[i])
+        xy[i, 0], xy[i, 1] = x, y
+    return xy
 
 
 @njit(cache=True)
