@@ -1,11 +1,13 @@
 """The whole urban graph in batch modes: how much faster than real time, lockstep vs fast, and
-the lockstep engine (one process, ROS at the edges: ``--engine true``) against both.
+the lockstep engine (the scenario's cores in one process, ROS at the edges: ``--engine true``;
+the scenario's ground truth beside it in a process of its own, as a reader of its edges)
+against both.
 
 Runs ``vehicle_sim_run --scenario <name> --mode lockstep``, then ``--mode fast``, then
 ``--engine true --mode lockstep`` twice, the second time with a reader of every topic a stack
 reads (the engine builds only what is read: with them, every edge), for the same simulated
 duration and seed (real processes, real DDS on loopback, every node of the scenario; the engine:
-its cores in one process), and prints per mode: simulated seconds per wall second over the run
+its cores in one process and the ground truth beside it), and prints per mode: simulated seconds per wall second over the run
 (the summary's figure) and the wall time of the whole command (start-up and shutdown included);
 for lockstep and the engine also where the time goes: each process's CPU time per lockstep
 frame (sampled from /proc) against the wall time per frame, after the first 2 s of sim time.

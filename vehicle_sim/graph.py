@@ -187,7 +187,8 @@ COMPOSE_EXECUTABLE = "vehicle_sim_compose"
 # is its time): the clock owner does not wait for their /clock readers (nodes.graph_start)
 CLOCKLESS_EXECUTABLES = frozenset({"bridge_node"})
 # nodes that run beside the engine (engine:=true), as readers of its edges: their inputs are
-# topics the engine publishes (the ground truth: traffic/agents, traffic/lights, vehicle/state)
+# topics the engine publishes (the ground truth: traffic/agents, traffic/lights; vehicle/state
+# too, with a range filter, range_m > 0)
 ENGINE_READERS = frozenset({"ground_truth_node"})
 
 

@@ -30,6 +30,7 @@ from vehicle_sim.msg import (
     VehicleState,
 )
 
+from test.ros.fifo_levels import fifo_levels, fifo_permitted
 from vehicle_sim.core.config import load
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
 from vehicle_sim.core.motion.params import PlatformParams
@@ -633,28 +634,6 @@ def test_evdev_absent_or_missing_device_is_one_log_line(start_node, rig, ros_nod
     assert proc.proc.returncode == 0 and "platform loop (at exit)" in out, out
 
 
-def _fifo_levels(pid: int) -> dict[str, set[int]]:
-    """SCHED_FIFO priorities of a process's threads, by thread name."""
-    levels: dict[str, set[int]] = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                name = f.read().strip()
-            if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
-                level = os.sched_getparam(int(tid)).sched_priority
-                levels[name] = levels.get(name, set()) | {level}
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # the thread ended meanwhile
-    return levels
-
-
-def _fifo_permitted() -> bool:
-    import subprocess
-    import sys
-    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
-
-
 def test_the_bridge_reads_no_clock_and_its_threads_run_under_the_platform_loop(ros_node,
                                                                              start_node, rig):
     """The bridge's time is the wall clock (stamps: the vehicle state's): with use_sim_time
@@ -670,12 +649,12 @@ def test_the_bridge_reads_no_clock_and_its_threads_run_under_the_platform_loop(r
 
     ros_node.spin_until(lambda: bridge_reads("/vehicle/state_raw")
                         and not bridge_reads("/clock"), what="state read, no clock read")
-    if not _fifo_permitted():
+    if not fifo_permitted():
         pytest.skip("SCHED_FIFO not permitted here: the priorities are not set")
     below = PLATFORM_LOOP_PRIORITY - 1
 
     def raised() -> bool:
-        levels = _fifo_levels(proc.proc.pid)
+        levels = fifo_levels(proc.proc.pid)
         dds = set().union(*(p for n, p in levels.items() if n.startswith("dds.")))
         return (any(n.startswith("dds.shm.") for n in levels) and dds == {below}
                 and {PLATFORM_LOOP_PRIORITY, below} <= levels.get("bridge_node", set()))

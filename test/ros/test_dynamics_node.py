@@ -5,8 +5,6 @@ import math
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -22,6 +20,7 @@ from vehicle_sim.msg import (
     VehicleState,
 )
 
+from test.ros.fifo_levels import fifo_levels, fifo_permitted
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import to_ns
 
@@ -410,32 +409,19 @@ def test_a_frozen_physics_process_ends_the_node_with_exit_1(ros_node, probe, sta
     assert "physics process stopped taking commands" in output, output
 
 
-def _fifo_permitted() -> bool:
-    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
-    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
-
-
-@pytest.mark.skipif(not _fifo_permitted(), reason="SCHED_FIFO not permitted here")
+@pytest.mark.skipif(not fifo_permitted(), reason="SCHED_FIFO not permitted here")
 def test_the_nodes_threads_run_two_fifo_levels_below_the_physics(ros_node, probe, start_node):
     """Physics in its own process at 20: the node's executor, publishing and DDS threads, and
     the physics process's request thread, at 18, under the bridge's platform loop (19)."""
     dynamics = start_node("dynamics_node", params={"realtime_priority": 20})
     ros_node.spin_until(lambda: len(probe.states) > 3, what="states")
     pid = dynamics.proc.pid
-    fifo = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/comm") as f:
-            name = f.read().strip()
-        if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
-            fifo[name] = fifo.get(name, set()) | {os.sched_getparam(int(tid)).sched_priority}
+    fifo = fifo_levels(pid)
     dds = {n: p for n, p in fifo.items() if n.startswith("dds.")}
     assert any(n.startswith("dds.shm.") for n in dds) and set().union(*dds.values()) == {18}, fifo
     assert fifo.get("dynamics_node") == {18}, fifo  # the executor and the publishing thread
     # the physics process: its loop at 20, its request thread under the platform loop too
     with open(f"/proc/{pid}/task/{pid}/children") as f:
         [child] = [int(c) for c in f.read().split()]
-    levels = set()
-    for tid in os.listdir(f"/proc/{child}/task"):
-        if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
-            levels.add(os.sched_getparam(int(tid)).sched_priority)
+    levels = set().union(*fifo_levels(child).values())
     assert levels == {20, 18}, levels

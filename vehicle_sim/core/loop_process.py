@@ -258,7 +258,7 @@ class LoopProcess:
                     raise LoopProcessFailed(
                         f"physics process sent no step after t={self.t_ns * 1e-9:.3f} s for "
                         f"{self._silence_bound_s():.1f} s while running: killed")
-                if self._proc.poll() is None and time.monotonic() < stop_by:
+                if alive and time.monotonic() < stop_by:
                     continue
                 if self._stopping:  # closed by stop() meanwhile, or deaf to the stop
                     return

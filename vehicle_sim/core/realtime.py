@@ -45,8 +45,12 @@ def set_realtime_priority(priority: int) -> str:
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
     except (AttributeError, OSError) as exc:
-        return f"SCHED_FIFO priority {priority} refused ({exc}); running with normal scheduling"
+        return _refused(priority, exc)
     return ""
+
+
+def _refused(priority: int, exc: Exception) -> str:
+    return f"SCHED_FIFO priority {priority} refused ({exc}); running with normal scheduling"
 
 
 DDS_THREADS = "dds."  # the name prefix of Fast DDS's threads (receive, events, async writers)
@@ -72,8 +76,7 @@ def set_threads_priority(priority: int, name_prefix: str) -> tuple[int, str]:
         except ProcessLookupError:
             continue  # the thread ended meanwhile
         except OSError as exc:
-            return done, (f"SCHED_FIFO priority {priority} refused ({exc}); running with normal "
-                          f"scheduling")
+            return done, _refused(priority, exc)
     return done, ""
 
 
