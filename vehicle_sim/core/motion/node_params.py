@@ -21,7 +21,7 @@ from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.frames import REFERENCE_POINTS
 from vehicle_sim.core.motion.arbiter import ArbiterParams, StackInput
 from vehicle_sim.core.motion.input_key import read_key_file
-from vehicle_sim.core.motion.params import PlatformParams
+from vehicle_sim.core.motion.params import PlatformParams, ffb_rate_spec
 
 EVDEV_AXES = ("steering", "throttle", "brake", "clutch")
 # termios speeds available on Linux (the serial link configures the port with termios)
@@ -50,9 +50,8 @@ class BridgeNodeParams:
     platform_rate_hz: float = spec(500.0, unit="Hz", ge=50.0, le=2000.0,
                                    doc="platform loop on absolute deadlines (issue 6: 500 Hz); "
                                        "replaces the preset's washout.rate_hz")
-    ffb_rate_hz: float = spec(250.0, unit="Hz", gt=0.0, le=500.0,
-                              doc="highest FF_CONSTANT update rate, ~200-500 Hz (conventions.md); "
-                                  "replaces the preset's ffb.max_update_hz")
+    ffb_rate_hz: float = ffb_rate_spec("highest FF_CONSTANT update rate, ~200-500 Hz "
+                                       "(conventions.md); replaces the preset's ffb.max_update_hz")
     control_rate_hz: float = spec(100.0, unit="Hz", gt=0.0,
                                   doc="vehicle/control publication rate (mux result)")
     cue_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, doc="motion/cue publication rate")

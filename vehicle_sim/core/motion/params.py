@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.units import GRAVITY_MPS2
+
+
+# the force-feedback update rate: the bridge node's ffb_rate_hz replaces the preset's
+# ffb.max_update_hz (node_params.apply_to): one spec, so the two defaults and bounds cannot drift
+def ffb_rate_spec(doc: str) -> Any:
+    """A highest FF_CONSTANT update rate [Hz] field, documented as ``doc``."""
+    return spec(250.0, unit="Hz", gt=0.0, le=500.0, doc=doc)
 
 Vec3 = tuple[float, float, float]
 Vec6 = tuple[float, float, float, float, float, float]
@@ -195,8 +203,7 @@ class FfbParams:
                                     "set from your wheel's data sheet")
     safe_max_nm: float = spec(2.0, unit="N m", gt=0.0, doc="never command more than this")
     level_sign: int = spec(1, choices=(-1, 1))
-    max_update_hz: float = spec(250.0, unit="Hz", gt=0.0, le=500.0,
-                                doc="FF_CONSTANT update rate; ~200-500 Hz (conventions.md)")
+    max_update_hz: float = ffb_rate_spec("FF_CONSTANT update rate; ~200-500 Hz (conventions.md)")
 
     def __post_init__(self) -> None:
         if self.safe_max_nm > self.device_max_nm:
