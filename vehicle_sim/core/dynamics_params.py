@@ -44,8 +44,10 @@ class DynamicsParams:
     command_timeout_s: float = spec(0.5, unit="s", gt=0.0, doc="sim time without a command "
                                     "before the watchdog brakes")
     watchdog_brake: float = spec(1.0, ge=0.0, le=1.0, doc="brake pedal applied by the watchdog")
-    wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes are up "
-                                           "(the runner and launch file fill in the scenario's)")
+    wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes are up, "
+                                           "read /clock and are matched as readers of this "
+                                           "node's topics (the runner and launch file fill in "
+                                           "the scenario's)")
     clockless_nodes: tuple[str, ...] = spec((), doc="those of wait_for_nodes that read no "
                                             "/clock (the bridge): not waited for as readers")
     start_timeout_s: float = spec(120.0, unit="s", gt=0.0, le=3600.0,

@@ -27,7 +27,8 @@ class EngineNodeParams:
     base_link: str = spec("cg", choices=REFERENCE_POINTS, doc="reference point of base_link "
                           "in odom and /tf, as the dynamics node's")
     wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes (a "
-                                           "stack, a probe) are up and read /clock, as the "
+                                           "stack, a probe) are up, read /clock and are "
+                                           "matched as readers of its topics, as the "
                                            "dynamics node's parameter of that name "
                                            "(start_timeout_s and start_settle_s: the "
                                            "scenario's dynamics node's)")
