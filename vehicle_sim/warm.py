@@ -12,7 +12,8 @@ compiling. Each ``warm_*`` function below runs the code path of one node on the 
   with and without an ego, and its crash world with a contact (ego on an agent);
 - :func:`warm_vehicles` (dynamics node): every model with every integrator;
 - :func:`warm_accident` (accident node, the dynamics node's crash link): the broad phase;
-- :func:`warm_ego` (ego driver): the autopilot's geometry and driving-law kernels.
+- :func:`warm_ego` (ego driver): the autopilot's geometry and driving-law kernels;
+- :func:`warm_exit_guard` (every node process, at its end): the clean-up's bound.
 
 The nodes call their function before they join the ROS graph (``nodes.main.run``'s
 ``warm_up``), so the clock owner, which waits for every node of the graph, starts the
@@ -95,9 +96,15 @@ def warm_ego() -> None:
     warm_up(Network(load_map(path), str(path)))
 
 
+def warm_exit_guard() -> None:
+    """The clean-up bound of every node process (core.exit_guard), compiled at its exit."""
+    from vehicle_sim.core.exit_guard import warm_up
+    warm_up()
+
+
 STAGES: dict[str, Callable[[], None]] = {
     "traffic": warm_traffic, "vehicles": warm_vehicles, "accident": warm_accident,
-    "ego": warm_ego}
+    "ego": warm_ego, "exit_guard": warm_exit_guard}
 
 
 def main(argv: list[str] | None = None) -> int:

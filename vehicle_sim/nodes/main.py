@@ -14,7 +14,7 @@
   node that does not stop, so the log shows where it hangs.
 - The ROS clean-up at the end (destroy_node, rclpy shutdown) is bounded: under load it has been
   seen to block inside ``Node.destroy_node`` (the rcl/rmw node teardown; 1 of 8 fast runs under
-  4 busy loops here), with the interpreter lock held (nodes.exit_guard); after
+  4 busy loops here), with the interpreter lock held (core.exit_guard); after
   ``CLEANUP_TIMEOUT_S`` the process prints its stacks, says so and exits with the node's exit
   code. The executor and the nodes are released inside that
   bound too (their destructors have blocked as well). Everything the node does at the end
@@ -43,8 +43,8 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.exit_guard import ExitGuard
 from vehicle_sim.core.realtime import freeze_start_heap
-from vehicle_sim.nodes.exit_guard import ExitGuard
 
 CLEANUP_TIMEOUT_S = 5.0  # below the runner's STOP_GRACE_S (10 s), so it never needs SIGTERM
 STACKS_S = 0.5  # [s] after the stacks at CLEANUP_TIMEOUT_S, the guard ends the process

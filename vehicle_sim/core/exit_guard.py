@@ -45,6 +45,11 @@ def _wait_then_exit(ticks: int, flags: np.ndarray, message: np.ndarray, code: in
     _exit(code)
 
 
+def warm_up() -> None:
+    """The guard's kernel compiled, or loaded from numba's cache (returns at once: released)."""
+    _wait_then_exit(0, np.array([0, 1], np.uint8), np.zeros(1, np.uint8), 0)
+
+
 class ExitGuard:
     """Ends the process with ``code`` after ``seconds``, writing ``message`` (one line), unless
     :meth:`release` comes first. Once constructed, the guard's thread no longer needs the
@@ -53,7 +58,7 @@ class ExitGuard:
     def __init__(self, seconds: float, code: int, message: str):
         self._flags = np.zeros(2, np.uint8)
         text = np.frombuffer((message.rstrip("\n") + "\n").encode(), np.uint8).copy()
-        _wait_then_exit(0, np.array([0, 1], np.uint8), text, code)  # compiled (or loaded) here
+        warm_up()  # here, while the interpreter lock is free: the thread then needs it briefly
         ticks = max(1, int(round(seconds * 1e6 / TICK_US)))
         self._thread = threading.Thread(target=_wait_then_exit, name="exit_guard", daemon=True,
                                         args=(ticks, self._flags, text, int(code)))
