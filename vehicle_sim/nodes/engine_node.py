@@ -197,8 +197,7 @@ class EngineNode(Node):
             self.pub_clock.publish(state_cdr.clock(t_ns))
 
     def vehicle(self, t_ns: int, snap: VehicleSnapshot, raw: bool, state: bool) -> None:
-        if self.outputs.read(raw, state):
-            self.outputs.publish(snap, t_ns, raw, state)
+        self.outputs.publish(snap, t_ns, raw, state)
 
     def imu(self, t_ns: int, sample: ImuSample) -> None:
         if _read(self.pub_imu):
