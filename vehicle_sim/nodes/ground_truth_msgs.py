@@ -97,15 +97,25 @@ def _kinematics(k, a: TrafficAgent, height: float, pose_f: str, twist_f: str,
     getattr(k, accel_f).accel.linear.x = a.acceleration
 
 
+def path_steps(horizon_s: float, step_s: float) -> int:
+    """Poses in a predicted path over horizon_s [s] in step_s [s] steps (the current one too)."""
+    return int(round(horizon_s / step_s)) + 1
+
+
+def path_time_step(step_s: float) -> Duration:
+    """A predicted path's time_step of step_s [s]."""
+    return Duration(sec=int(step_s), nanosec=round((step_s % 1.0) * 1e9))
+
+
 def ctrv_path(a: TrafficAgent, height: float, horizon_s: float, step_s: float) -> PredictedPath:
     """Constant speed and yaw rate from the agent's pose: poses at step_s, 2 step_s, ...
     up to horizon_s (the current pose first)."""
     path = PredictedPath(confidence=1.0)
-    path.time_step = Duration(sec=int(step_s), nanosec=round((step_s % 1.0) * 1e9))
+    path.time_step = path_time_step(step_s)
     q = a.pose.orientation
     yaw0 = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
     x, y, u, r = a.pose.position.x, a.pose.position.y, a.speed, a.yaw_rate
-    for k in range(int(round(horizon_s / step_s)) + 1):
+    for k in range(path_steps(horizon_s, step_s)):
         t = k * step_s
         yaw = yaw0 + r * t
         if abs(r) < 1e-6:
