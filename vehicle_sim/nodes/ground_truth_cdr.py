@@ -1,0 +1,233 @@
+"""The ground truth's objects as CDR bytes (issue 14): the traffic node's TrafficAgentArray read
+straight from its bytes into numpy rows (``decode_agents``), and autoware_perception_msgs
+PredictedObjects / TrackedObjects of those rows packed with numpy (``ObjectsEncoder``) into what
+rmw_fastrtps takes from ``Publisher.publish(bytes)``: XCDR1 little endian after the 4-byte
+encapsulation header, alignment counted from the byte after it (as state_cdr, traffic_msgs).
+
+The builders of ground_truth_msgs stay the law (in_range, predicted_objects, tracked_objects,
+ctrv_path, the same formulas in the same order, so the floats are the same bits): this is the
+ground-truth node's fast path, pinned byte for byte (but the padding) to ``serialize_message``
+of the builders' messages by test/ros/test_ground_truth_cdr.py. sin and cos are numpy's, atan2
+and hypot Python's (numpy's differ from libm's in the last bit, its sin and cos do not here).
+
+Why one object layout serves all: a PredictedObject / TrackedObject with one classification,
+an empty footprint and (Predicted) zero or one path of a fixed pose count has a constant size
+that is a multiple of 8, and from its start o every offset is fixed once o is 8-aligned (its
+first float64, the pose, at o + 32). Objects start after the header's uint32 sequence length,
+so only the first may start at 4 mod 8: it then has 4 bytes of padding before its pose, and
+ends 8-aligned, so the others follow it aligned. Layouts (offsets [bytes] from o):
+UUID 0, existence 16, classification count 20, label 24, probability 28, pose 32 (7 float64),
+its covariance 88, twist 376 (6), covariance 424, acceleration 712 (6), covariance 760, then
+Predicted: path count 1048, [pose count 1052, poses 1056 (56 each), Duration, confidence],
+Shape (type, footprint count, dimensions at the next multiple of 8); Tracked: 1048
+orientation_availability, is_stationary, Shape type 1050, footprint count 1052, dimensions 1056.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from autoware_perception_msgs.msg import Shape, TrackedObjectKinematics
+
+from vehicle_sim.nodes import ground_truth_msgs as gt
+from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
+
+ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR little endian, no options
+HALF_HEIGHT = 0.5  # box centre z = HALF_HEIGHT * box height (ground_truth_msgs._centre)
+
+# one TrafficAgent as decode_agents gives it (the fields the ground truth reads)
+AGENT = np.dtype([("id", "<u4"), ("kind", "u1"), ("ghost", "?"), ("pose", "<f8", 7),
+                  ("speed", "<f8"), ("yaw_rate", "<f8"), ("acceleration", "<f8"),
+                  ("length", "<f4"), ("width", "<f4"), ("lateral_speed", "<f8")])
+# a TrafficAgent's 88 fixed bytes from its pose (8-aligned): pose x y z qx qy qz qw [m],
+# speed [m/s], yaw_rate [rad/s], acceleration [m/s2] float64, length, width [m] float32
+_AGENT_BLOCK = np.dtype([("pose", "<f8", 7), ("speed", "<f8"), ("yaw_rate", "<f8"),
+                         ("acceleration", "<f8"), ("length", "<f4"), ("width", "<f4")])
+
+# Autoware label and box height [m] per TrafficAgent.kind (uint8), as KIND_LABEL_HEIGHT
+LABEL = np.full(256, gt.UNKNOWN_KIND[0], dtype=np.uint8)
+HEIGHT_M = np.full(256, gt.UNKNOWN_KIND[1])
+for _kind, (_label, _height) in gt.KIND_LABEL_HEIGHT.items():
+    LABEL[_kind], HEIGHT_M[_kind] = _label, _height
+
+
+@dataclass
+class Agents:
+    """The agents of a TrafficAgentArray: header stamp (sec, nanosec), frame, rows (AGENT)."""
+
+    sec: int
+    nanosec: int
+    frame_id: str
+    rows: np.ndarray
+
+
+def _string(body: memoryview, at: int) -> tuple[str, int]:
+    """(text, offset after it) of the CDR string whose uint32 length is at ``at``."""
+    at = (at + 3) & -4
+    size = int.from_bytes(body[at:at + 4], "little")
+    return bytes(body[at + 4:at + 3 + size]).decode(), at + 4 + size
+
+
+def decode_agents(data: bytes) -> Agents | None:
+    """A TrafficAgentArray's CDR bytes -> Agents; None unless XCDR1 little endian on a little
+    endian host (then deserialize_message serves). Per agent (traffic_msgs.AgentEncoder's
+    layout): uint32 id, uint8 kind, profile, state, pose at the next multiple of 8, 88 fixed
+    bytes, string lane_id, uint16 owner, bool ghost, uint32 fault_id, float64 lateral_speed."""
+    if data[:2] != ENCAPSULATION[:2] or sys.byteorder != "little":
+        return None
+    body = memoryview(data)[4:]
+    sec, nanosec = int.from_bytes(body[0:4], "little", signed=True), int.from_bytes(
+        body[4:8], "little")
+    frame_id, at = _string(body, 8)
+    at = _string(body, at)[1]  # source
+    at = (at + 3) & -4
+    n = int.from_bytes(body[at:at + 4], "little")
+    words = body[:len(body) & -4].cast("I")
+    starts, lanes, o = [], [], at + 4
+    for _ in range(n):  # the next agent's start depends on this one's lane name length
+        p = (o + 14) & -8
+        lane = words[(p + 88) >> 2]  # lane_id length with its NUL
+        starts.append(o)
+        lanes.append(lane)
+        tail = 92 + lane
+        tail = ((tail + (tail & 1) + 3 + 3) & -4) + 4  # owner, ghost, fault_id
+        o = p + ((tail + 7) & -8) + 8  # lateral_speed
+    if o > len(body):
+        raise ValueError(f"TrafficAgentArray of {n} agents needs {o + 4} bytes, has {len(data)}")
+    buf = np.frombuffer(data, dtype=np.uint8)[4:]
+    start, lane = np.array(starts, dtype=np.int64), np.array(lanes, dtype=np.int64)
+    pose = (start + 14) & -8
+    owner = pose + 92 + lane
+    owner += owner & 1
+    lateral = (((owner + 3 + 3) & -4) + 4 + 7) & -8
+    rows = np.zeros(n, dtype=AGENT)
+    rows["id"] = _gather(buf, start, "<u4")
+    rows["kind"] = buf[start + 4]
+    rows["ghost"] = buf[owner + 2] != 0
+    block = _gather(buf, pose, _AGENT_BLOCK)
+    for name in _AGENT_BLOCK.names:
+        rows[name] = block[name]
+    rows["lateral_speed"] = _gather(buf, lateral, "<f8")
+    return Agents(sec, nanosec, frame_id, rows)
+
+
+def _gather(buf: np.ndarray, offsets: np.ndarray, dtype) -> np.ndarray:
+    """One ``dtype`` value from ``buf`` at each offset."""
+    dtype = np.dtype(dtype)
+    return buf[offsets[:, None] + np.arange(dtype.itemsize)].view(dtype).reshape(len(offsets))
+
+
+def in_range(rows: np.ndarray, ego_xy: tuple[float, float] | None, range_m: float) -> np.ndarray:
+    """The rows ground_truth_msgs.in_range keeps: no ghosts, within range_m [m] of the ego
+    (all when range_m is 0 or no ego is known yet). Distances near range_m are math.hypot's."""
+    rows = rows[~rows["ghost"]]
+    if range_m <= 0.0 or ego_xy is None:
+        return rows
+    dx, dy = rows["pose"][:, 0] - ego_xy[0], rows["pose"][:, 1] - ego_xy[1]
+    d = np.hypot(dx, dy)
+    near = np.flatnonzero(np.abs(d - range_m) <= 1e-9 * range_m)
+    d[near] = list(map(math.hypot, dx[near].tolist(), dy[near].tolist()))
+    return rows[d <= range_m]
+
+
+def _object_fields(tail: list[tuple], tail_at: int) -> list[tuple]:
+    """The fields of one object from its start (8-aligned), common part then ``tail``."""
+    return [("id", ">u4", 12), ("existence", "<f4", 16), ("classes", "<u4", 20),
+            ("label", "u1", 24), ("probability", "<f4", 28), ("pose", "<f8", 32, 7),
+            ("twist", "<f8", 376, 6), ("accel", "<f8", 712, 6),
+            *[(name, code, tail_at + at, *count) for name, code, at, *count in tail]]
+
+
+def _dtype(fields: list[tuple], size: int) -> np.dtype:
+    return np.dtype({"names": [f[0] for f in fields],
+                     "formats": [(f[1], f[3]) if len(f) > 3 else f[1] for f in fields],
+                     "offsets": [f[2] for f in fields], "itemsize": size})
+
+
+class ObjectsEncoder:
+    """PredictedObjects (path of ``horizon_s`` [s] in ``step_s`` [s] steps, none at horizon 0)
+    and TrackedObjects in ``frame_id`` of decode_agents' rows, equal to
+    ground_truth_msgs.predicted_objects / tracked_objects of the same agents."""
+
+    def __init__(self, frame_id: str, horizon_s: float, step_s: float):
+        frame = frame_id.encode() + b"\0"
+        self.head = (len(frame).to_bytes(4, "little") + frame + bytes(-len(frame) % 4))
+        self.first_pad = (8 + len(self.head) + 4) % 8  # 4: the first object's pose padding
+        self.step_s = step_s
+        self.steps = gt.path_steps(horizon_s, step_s) if horizon_s > 0.0 else 0
+        shape_at = 1052 + (16 + 56 * self.steps if self.steps else 0)  # Shape type
+        path = [("paths", "<u4", 0), ("poses", "<u4", 4), ("path", "<f8", 8, (self.steps, 7)),
+                ("step_sec", "<i4", 8 + 56 * self.steps), ("step_ns", "<u4", 12 + 56 * self.steps),
+                ("confidence", "<f4", 16 + 56 * self.steps)] if self.steps else [
+                ("paths", "<u4", 0)]
+        shape = [("shape", "u1", shape_at - 1048), ("dims", "<f8", shape_at - 1048 + 12, 3)]
+        self.predicted = _dtype(_object_fields(path + shape, 1048), shape_at + 36)
+        self.tracked = _dtype(_object_fields(
+            [("availability", "u1", 0), ("stationary", "?", 1), ("shape", "u1", 2),
+             ("dims", "<f8", 8, 3)], 1048), 1080)
+        self.predicted_row = self._template(self.predicted)
+        if self.steps:
+            duration = gt.path_time_step(step_s)
+            self.predicted_row[["paths", "poses", "step_sec", "step_ns", "confidence"]] = (
+                1, self.steps, duration.sec, duration.nanosec, 1.0)
+        self.tracked_row = self._template(self.tracked)
+        self.tracked_row["availability"] = TrackedObjectKinematics.AVAILABLE
+
+    @staticmethod
+    def _template(dtype: np.dtype) -> np.ndarray:
+        row = np.zeros((), dtype=dtype)
+        row[["existence", "classes", "probability", "shape"]] = (1.0, 1, 1.0, Shape.BOUNDING_BOX)
+        return row
+
+    def _common(self, out: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """id, label, pose (box centre), twist, acceleration, dimensions; the heights [m]."""
+        height = HEIGHT_M[rows["kind"]]
+        out["id"], out["label"] = rows["id"], LABEL[rows["kind"]]
+        out["pose"] = rows["pose"]
+        out["pose"][:, 2] = HALF_HEIGHT * height
+        out["twist"][:, 0], out["twist"][:, 1] = rows["speed"], rows["lateral_speed"]
+        out["twist"][:, 5] = rows["yaw_rate"]
+        out["accel"][:, 0] = rows["acceleration"]
+        out["dims"] = np.column_stack((rows["length"], rows["width"], height))
+        return height
+
+    def _message(self, sec: int, nanosec: int, objects: np.ndarray) -> bytes:
+        stamp = sec.to_bytes(4, "little", signed=True) + nanosec.to_bytes(4, "little")
+        count = len(objects).to_bytes(4, "little")
+        raw = objects.view(np.uint8)
+        if not len(objects) or not self.first_pad:
+            return b"".join((ENCAPSULATION, stamp, self.head, count, raw))
+        return b"".join((ENCAPSULATION, stamp, self.head, count, raw[:32], bytes(4), raw[32:]))
+
+    def predicted_objects(self, agents: Agents, rows: np.ndarray) -> bytes:
+        out = np.repeat(self.predicted_row, len(rows))
+        height = self._common(out, rows)
+        if self.steps:
+            self._ctrv(out["path"], rows, height)
+        return self._message(agents.sec, agents.nanosec, out)
+
+    def _ctrv(self, path: np.ndarray, rows: np.ndarray, height: np.ndarray) -> None:
+        """ground_truth_msgs.ctrv_path of every row into ``path`` (n, steps, 7)."""
+        qx, qy, qz, qw = (rows["pose"][:, k] for k in range(3, 7))
+        yaw0 = np.array(list(map(math.atan2, (2.0 * (qw * qz + qx * qy)).tolist(),
+                                 (1.0 - 2.0 * (qy * qy + qz * qz)).tolist())))[:, None]
+        x, y = rows["pose"][:, :1], rows["pose"][:, 1:2]
+        u, r = rows["speed"][:, None], rows["yaw_rate"][:, None]
+        t = np.arange(self.steps) * self.step_s
+        yaw = yaw0 + r * t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            straight = np.abs(r) < 1e-6
+            path[:, :, 0] = np.where(straight, x + u * t * np.cos(yaw0),
+                                     x + u / r * (np.sin(yaw) - np.sin(yaw0)))
+            path[:, :, 1] = np.where(straight, y + u * t * np.sin(yaw0),
+                                     y + u / r * (np.cos(yaw0) - np.cos(yaw)))
+        path[:, :, 2] = HALF_HEIGHT * height[:, None]
+        path[:, :, 5], path[:, :, 6] = np.sin(0.5 * yaw), np.cos(0.5 * yaw)
+
+    def tracked_objects(self, agents: Agents, rows: np.ndarray) -> bytes:
+        out = np.repeat(self.tracked_row, len(rows))
+        self._common(out, rows)
+        out["stationary"] = np.abs(rows["speed"]) < STOPPED_BELOW_MPS
+        return self._message(agents.sec, agents.nanosec, out)
