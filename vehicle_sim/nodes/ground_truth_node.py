@@ -11,7 +11,9 @@
 - the map's drivable area once, latched (reliable, transient local), as a nav_msgs
   OccupancyGrid on ``map`` (export.occupancy), stamped with the node's clock at start.
 
-Conversions in ground_truth_msgs, map exports in vehicle_sim.export. Where
+Conversions in ground_truth_msgs (the law); the objects go out as CDR bytes packed by
+ground_truth_cdr straight from the agents' bytes (its tests pin them to those builders), the
+builders serve big-endian input. Map exports in vehicle_sim.export. Where
 autoware_perception_msgs is not installed the Autoware outputs are off (one log line); the grid
 still goes out. Outputs are reliable keep-last 10 (a subscriber with the default QoS matches).
 """
@@ -75,12 +77,16 @@ class GroundTruthNode(Node):
         self.period_ns = round(1e9 / self.p.objects_rate_hz)
         self.next_ns = self.last_ns = -1  # objects schedule in sim time [ns]
         try:
+            from vehicle_sim.nodes import ground_truth_cdr as gtc
             from vehicle_sim.nodes import ground_truth_msgs as gt
         except ImportError as exc:
-            gt = None
+            gt = gtc = None
             self.get_logger().warning(f"autoware_perception_msgs not installed ({exc}): "
                                       "objects and traffic lights in Autoware types are off")
         self.gt = gt
+        self.encoder = None if gtc is None else gtc.ObjectsEncoder(
+            self.p.frame_id, self.p.prediction_horizon_s, self.p.prediction_step_s)
+        self.gtc = gtc
         self.pub_objects = self.pub_tracked = self.pub_lights = None
         if gt is not None:
             from autoware_perception_msgs.msg import (
@@ -127,7 +133,17 @@ class GroundTruthNode(Node):
         if t_ns is None or self.last_ns <= t_ns < self.next_ns:
             return  # between two outputs at objects_rate_hz (sim time going back re-anchors)
         self.last_ns, self.next_ns = t_ns, t_ns + self.period_ns
-        msg = deserialize_message(data, TrafficAgentArray)
+        agents = self.gtc.decode_agents(data)
+        if agents is None:  # not little endian: the builders
+            self._publish_built(deserialize_message(data, TrafficAgentArray))
+            return
+        rows = self.gtc.in_range(agents.rows, self.ego_xy, self.p.range_m)
+        if self.pub_objects is not None:
+            self.pub_objects.publish(self.encoder.predicted_objects(agents, rows))
+        if self.pub_tracked is not None:
+            self.pub_tracked.publish(self.encoder.tracked_objects(agents, rows))
+
+    def _publish_built(self, msg: TrafficAgentArray) -> None:
         agents = self.gt.in_range(msg.agents, self.ego_xy, self.p.range_m)
         msg.header.frame_id = self.p.frame_id
         if self.pub_objects is not None:
