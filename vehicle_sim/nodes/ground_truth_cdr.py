@@ -215,14 +215,15 @@ class ObjectsEncoder:
                                  (1.0 - 2.0 * (qy * qy + qz * qz)).tolist())))[:, None]
         x, y = rows["pose"][:, :1], rows["pose"][:, 1:2]
         u, r = rows["speed"][:, None], rows["yaw_rate"][:, None]
-        t = np.arange(self.steps) * self.step_s
+        t = np.arange(self.steps) * self.step_s  # [s]
         yaw = yaw0 + r * t
-        with np.errstate(divide="ignore", invalid="ignore"):
-            straight = np.abs(r) < 1e-6
-            path[:, :, 0] = np.where(straight, x + u * t * np.cos(yaw0),
-                                     x + u / r * (np.sin(yaw) - np.sin(yaw0)))
-            path[:, :, 1] = np.where(straight, y + u * t * np.sin(yaw0),
-                                     y + u / r * (np.cos(yaw0) - np.cos(yaw)))
+        sin0, cos0 = np.sin(yaw0), np.cos(yaw0)
+        path[:, :, 0], path[:, :, 1] = x + u * t * cos0, y + u * t * sin0  # straight
+        turn = ~(np.abs(r[:, 0]) < 1e-6)  # ctrv_path's test (a NaN yaw rate turns)
+        if turn.any():
+            k = u[turn] / r[turn]  # [m]
+            path[turn, :, 0] = x[turn] + k * (np.sin(yaw[turn]) - sin0[turn])
+            path[turn, :, 1] = y[turn] + k * (cos0[turn] - np.cos(yaw[turn]))
         path[:, :, 2] = HALF_HEIGHT * height[:, None]
         path[:, :, 5], path[:, :, 6] = np.sin(0.5 * yaw), np.cos(0.5 * yaw)
 
