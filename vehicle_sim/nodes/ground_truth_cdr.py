@@ -85,21 +85,19 @@ def decode_agents(data: bytes) -> Agents | None:
     at = (at + 3) & -4
     n = int.from_bytes(body[at:at + 4], "little")
     words = body[:len(body) & -4].cast("I")
-    starts, lanes, o = [], [], at + 4
+    starts, o = [], at + 4
     for _ in range(n):  # the next agent's start depends on this one's lane name length
-        p = (o + 14) & -8
-        lane = words[(p + 88) >> 2]  # lane_id length with its NUL
         starts.append(o)
-        lanes.append(lane)
-        tail = 92 + lane
-        tail = ((tail + (tail & 1) + 3 + 3) & -4) + 4  # owner, ghost, fault_id
+        p = (o + 14) & -8  # the pose
+        tail = 92 + words[(p + 88) >> 2]  # after lane_id (its length has the NUL)
+        tail = ((tail + (tail & 1) + 6) & -4) + 4  # owner, ghost, fault_id
         o = p + ((tail + 7) & -8) + 8  # lateral_speed
     if o > len(body):
         raise ValueError(f"TrafficAgentArray of {n} agents needs {o + 4} bytes, has {len(data)}")
     buf = np.frombuffer(data, dtype=np.uint8)[4:]
-    start, lane = np.array(starts, dtype=np.int64), np.array(lanes, dtype=np.int64)
+    start = np.array(starts, dtype=np.int64)
     pose = (start + 14) & -8
-    owner = pose + 92 + lane
+    owner = pose + 92 + _gather(buf, pose + 88, "<u4")
     owner += owner & 1
     lateral = (((owner + 3 + 3) & -4) + 4 + 7) & -8
     rows = np.zeros(n, dtype=AGENT)
