@@ -7,8 +7,10 @@ encapsulation header, alignment counted from the byte after it (as state_cdr, tr
 The builders of ground_truth_msgs stay the law (in_range, predicted_objects, tracked_objects,
 ctrv_path, the same formulas in the same order, so the floats are the same bits): this is the
 ground-truth node's fast path, pinned byte for byte (but the padding) to ``serialize_message``
-of the builders' messages by test/ros/test_ground_truth_cdr.py. sin and cos are numpy's, atan2
-and hypot Python's (numpy's differ from libm's in the last bit, its sin and cos do not here).
+of the builders' messages by test/ros/test_ground_truth_cdr.py. sin and cos are numpy's (libm's
+bits on this build, numpy 2.4 x86-64: the test would tell otherwise), atan2 and hypot math's
+(numpy's differ in the last bit). 70 agents: ~0.17 ms for both messages from the agents' bytes,
+against ~10 ms to deserialise, build and serialise them (timeit, one core, load 0.6).
 
 Why one object layout serves all: a PredictedObject / TrackedObject with one classification,
 an empty footprint and (Predicted) zero or one path of a fixed pose count has a constant size
