@@ -133,7 +133,12 @@ class GroundTruthNode(Node):
         if t_ns is None or self.last_ns <= t_ns < self.next_ns:
             return  # between two outputs at objects_rate_hz (sim time going back re-anchors)
         self.last_ns, self.next_ns = t_ns, t_ns + self.period_ns
-        agents = self.gtc.decode_agents(data)
+        try:
+            agents = self.gtc.decode_agents(data)
+        except (ValueError, IndexError) as exc:  # hostile or truncated bytes: this one dropped
+            self.get_logger().warning(f"dropped a malformed {self.p.agents_topic} message "
+                                      f"({exc})", throttle_duration_sec=5.0)
+            return
         if agents is None:  # not little endian: the builders
             self._publish_built(deserialize_message(data, TrafficAgentArray))
             return
