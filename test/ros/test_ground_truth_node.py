@@ -248,8 +248,18 @@ def test_the_stamp_of_a_serialised_agents_message_is_read_without_deserialising_
 def test_a_malformed_agents_message_is_dropped_with_a_line_and_the_next_goes_out(
         rig, start_node):
     """Raw bytes on traffic/agents that do not hold the agents they announce (a stub, a hostile
-    publisher): one warning, no crash, and the next message still becomes objects."""
+    publisher): one warning (seen on /rosout), no crash, and a good message after it still
+    becomes objects. The node's agents reader keeps the newest message only, so each kind is
+    sent until its effect is seen."""
+    from rcl_interfaces.msg import Log
+    from rclpy.qos import DurabilityPolicy
+
     from vehicle_sim.nodes.traffic_msgs import AgentEncoder, agent_ids
+    warnings: list[str] = []
+    rosout = rig.node.create_subscription(
+        Log, "/rosout", lambda m: warnings.append(m.msg) if m.name == "ground_truth" else None,
+        QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                   durability=DurabilityPolicy.TRANSIENT_LOCAL))
     pub = rig.node.create_publisher(TrafficAgentArray, "traffic/agents", qos.LARGE_STREAM)
     node = start_node("ground_truth_node", params={**SIM, "grid_topic": "''"})
     encoder = AgentEncoder(["lane_a"])
@@ -258,29 +268,28 @@ def test_a_malformed_agents_message_is_dropped_with_a_line_and_the_next_goes_out
     one.update(uid=np.array([7]), lane=np.array([0]), profile=np.array([1]),
                dynamic=np.array([0]), ghost=np.array([False]), crashed=np.array([False]),
                instruction=np.array([0]), fault_id=np.array([0]))
-    t_ns = [0]
-
     none = {k: v[:0] for k, v in one.items()}
     count_at = len(encoder.encode(none, np.zeros(0, dtype=int), 0, "map", "test")) - 4
+    t_ns = [0]
 
-    def send() -> bool:
-        t_ns[0] += 200 * MS  # beyond objects_rate_hz's 100 ms: each one is due
-        good = encoder.encode(one, np.zeros(1, dtype=int), t_ns[0], "map", "test")
-        t_ns[0] += 200 * MS
-        bad = bytearray(encoder.encode(one, np.zeros(1, dtype=int), t_ns[0], "map", "test"))
-        bad[count_at:count_at + 4] = (5).to_bytes(4, "little")  # five agents in one's bytes
-        pub.publish(bytes(bad))
-        pub.publish(good)
-        return bool(rig.got["objects"])
+    def send(malformed: bool):
+        def step() -> bool:
+            t_ns[0] += 200 * MS  # beyond objects_rate_hz's 100 ms: each one is due
+            data = bytearray(encoder.encode(one, np.zeros(1, dtype=int), t_ns[0], "map",
+                                            "test"))
+            if malformed:
+                data[count_at:count_at + 4] = (5).to_bytes(4, "little")  # 5 agents in 1's bytes
+            pub.publish(bytes(data))
+            return (any("dropped a malformed traffic/agents message" in w for w in warnings)
+                    if malformed else bool(rig.got["objects"]))
+        return step
 
-    # matched first: reliable and in order from here, the bad one is taken before the good one
-    rig.node.spin_until(lambda: any(e.node_name == "ground_truth" for e in
-                                    rig.node.get_subscriptions_info_by_topic("traffic/agents"))
-                        and pub.get_subscription_count() >= 2, what="the node's agents reader")
-    rig.run_until(send, "objects after a malformed agents message")
+    rig.run_until(send(True), "the warning of a malformed agents message")
+    assert not rig.got["objects"], "a malformed message became objects"
+    rig.run_until(send(False), "objects from a good message after it")
     assert [o.object_id.uuid.tobytes() for o in rig.got["objects"][0].objects] == \
         [int(agent_ids(np.array([7]))[0]).to_bytes(16, "big")]
     out = node.stop()
     assert node.proc.returncode == 0, out
-    assert "dropped a malformed traffic/agents message" in out, out
     rig.node.destroy_publisher(pub)
+    rig.node.destroy_subscription(rosout)
