@@ -247,8 +247,9 @@ def test_the_stamp_of_a_serialised_agents_message_is_read_without_deserialising_
 
 def test_a_malformed_agents_message_is_dropped_with_a_line_and_the_next_goes_out(
         rig, start_node):
-    """Raw bytes on traffic/agents that do not hold the agents they announce (a stub, a hostile
-    publisher): one warning (seen on /rosout), no crash, and a good message after it still
+    """Raw bytes on traffic/agents that do not hold the agents they announce, or are no CDR at
+    all (a stub, a hostile publisher): one warning (seen on /rosout), no crash, and a good
+    message after it still
     becomes objects. The node's agents reader keeps the newest message only, so each kind is
     sent until its effect is seen."""
     from rcl_interfaces.msg import Log
@@ -277,7 +278,9 @@ def test_a_malformed_agents_message_is_dropped_with_a_line_and_the_next_goes_out
             t_ns[0] += 200 * MS  # beyond objects_rate_hz's 100 ms: each one is due
             data = bytearray(encoder.encode(one, np.zeros(1, dtype=int), t_ns[0], "map",
                                             "test"))
-            if malformed:
+            if malformed and t_ns[0] % (400 * MS):  # the first one sent
+                data[:2] = b"\xff\xff"  # no CDR encapsulation at all
+            elif malformed:
                 data[count_at:count_at + 4] = (5).to_bytes(4, "little")  # 5 agents in 1's bytes
             pub.publish(bytes(data))
             return (any("dropped a malformed traffic/agents message" in w for w in warnings)

@@ -65,20 +65,29 @@ class Agents:
     rows: np.ndarray
 
 
+BIG_ENDIAN = b"\x00\x00"  # CDR big endian: deserialize_message serves
+
+
 def _string(body: memoryview, at: int) -> tuple[str, int]:
-    """(text, offset after it) of the CDR string whose uint32 length is at ``at``."""
+    """(text, offset after it) of the CDR string whose uint32 length (its NUL included) is at
+    ``at``; ValueError when it does not fit in the message."""
     at = (at + 3) & -4
     size = int.from_bytes(body[at:at + 4], "little")
+    if not 1 <= size <= len(body) - at - 4:
+        raise ValueError(f"a string of {size} bytes at byte {at} of {len(body)}")
     return bytes(body[at + 4:at + 3 + size]).decode(), at + 4 + size
 
 
 def decode_agents(data: bytes) -> Agents | None:
-    """A TrafficAgentArray's CDR bytes -> Agents; None unless XCDR1 little endian on a little
-    endian host (then deserialize_message serves). Per agent (traffic_msgs.AgentEncoder's
+    """A TrafficAgentArray's CDR bytes -> Agents; None for big-endian CDR or a big-endian host
+    (then deserialize_message serves); ValueError for any other encapsulation or bytes that do
+    not hold the agents they announce. Per agent (traffic_msgs.AgentEncoder's
     layout): uint32 id, uint8 kind, profile, state, pose at the next multiple of 8, 88 fixed
     bytes, string lane_id, uint16 owner, bool ghost, uint32 fault_id, float64 lateral_speed."""
-    if data[:2] != ENCAPSULATION[:2] or sys.byteorder != "little":
+    if data[:2] == BIG_ENDIAN or sys.byteorder != "little":
         return None
+    if data[:2] != ENCAPSULATION[:2]:
+        raise ValueError(f"encapsulation {bytes(data[:2]).hex()} is not XCDR1 (CDR)")
     body = memoryview(data)[4:]
     sec, nanosec = int.from_bytes(body[0:4], "little", signed=True), int.from_bytes(
         body[4:8], "little")
@@ -91,6 +100,8 @@ def decode_agents(data: bytes) -> Agents | None:
     for _ in range(n):  # the next agent's start depends on this one's lane name length
         starts.append(o)
         p = (o + 14) & -8  # the pose
+        if p + 92 > len(body):
+            raise ValueError(f"agent {len(starts)} of {n} past the end ({len(data)} bytes)")
         tail = 92 + words[(p + 88) >> 2]  # after lane_id (its length has the NUL)
         tail = ((tail + (tail & 1) + 6) & -4) + 4  # owner, ghost, fault_id
         o = p + ((tail + 7) & -8) + 8  # lateral_speed

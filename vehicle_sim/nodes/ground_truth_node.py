@@ -132,15 +132,17 @@ class GroundTruthNode(Node):
         t_ns = stamp_of(data)
         if t_ns is None or self.last_ns <= t_ns < self.next_ns:
             return  # between two outputs at objects_rate_hz (sim time going back re-anchors)
-        self.last_ns, self.next_ns = t_ns, t_ns + self.period_ns
         try:
             agents = self.gtc.decode_agents(data)
-        except (ValueError, IndexError) as exc:  # hostile or truncated bytes: this one dropped
+            built = (deserialize_message(data, TrafficAgentArray) if agents is None
+                     else None)  # big endian: the builders
+        except (ValueError, IndexError, RuntimeError) as exc:  # hostile or truncated bytes
             self.get_logger().warning(f"dropped a malformed {self.p.agents_topic} message "
                                       f"({exc})", throttle_duration_sec=5.0)
-            return
-        if agents is None:  # not little endian: the builders
-            self._publish_built(deserialize_message(data, TrafficAgentArray))
+            return  # ... without taking the slot of the next good one
+        self.last_ns, self.next_ns = t_ns, t_ns + self.period_ns
+        if built is not None:
+            self._publish_built(built)
             return
         rows = self.gtc.in_range(agents.rows, self.ego_xy, self.p.range_m)
         if self.pub_objects is not None:
