@@ -14,10 +14,10 @@
   node that does not stop, so the log shows where it hangs.
 - The ROS clean-up at the end (destroy_node, rclpy shutdown) is bounded: under load it has been
   seen to block inside ``Node.destroy_node`` (the rcl/rmw node teardown; 1 of 8 fast runs under
-  4 busy loops here), with the interpreter lock held (core.exit_guard); after
-  ``CLEANUP_TIMEOUT_S`` the process prints its stacks, says so and exits with the node's exit
-  code. The executor and the nodes are released inside that
-  bound too (their destructors have blocked as well). Everything the node does at the end
+  4 busy loops here), with the interpreter lock held (core.exit_guard): after
+  ``CLEANUP_TIMEOUT_S`` the process prints its stacks and, ``STACKS_S`` later, says so and exits
+  with the node's exit code. The executor and the nodes are released inside that bound too
+  (their destructors have blocked as well). Everything the node does at the end
   belongs in its ``stop()`` (files, summaries) and its code in ``exit_code()``: both run before
   the clean-up.
 """
@@ -44,6 +44,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.exit_guard import ExitGuard
+from vehicle_sim.core.exit_guard import warm_up as warm_exit_guard
 from vehicle_sim.core.realtime import freeze_start_heap
 
 CLEANUP_TIMEOUT_S = 5.0  # below the runner's STOP_GRACE_S (10 s), so it never needs SIGTERM
@@ -134,11 +135,12 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
     except ValueError as exc:
         print(f"[FATAL] [{label}]: refusing to start: {exc}", file=sys.stderr)
         return 2
-    for entry, _ in members:
+    for name, warm_up in [(entry.name, entry.warm_up) for entry, _ in members] + [
+            (label, warm_exit_guard)]:
         try:
-            entry.warm_up()
+            warm_up()
         except Exception as exc:  # the node still runs; it compiles at first use instead
-            print(f"[WARN] [{entry.name}]: kernel warm-up failed ({type(exc).__name__}: {exc}); "
+            print(f"[WARN] [{name}]: kernel warm-up failed ({type(exc).__name__}: {exc}); "
                   f"compiling at first use", file=sys.stderr)
     if stop.is_set():  # stopped before it started
         return 0
@@ -173,12 +175,7 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
         codes = [_finish(node, failed=bool(error)) for node in started]
         if code is None or error:
             code = next((c for c in codes if c), 1 if error else 0)
-        # stacks at the bound, then the guard's line and exit with the node's code: both run
-        # without the interpreter lock, which the rcl/rmw teardown has held while it spun
-        sys.stdout.flush()
-        sys.stderr.flush()
-        faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=False)
-        guard = ExitGuard(CLEANUP_TIMEOUT_S + STACKS_S, code, _blocked_line(label, code, error))
+        guard = _bound_cleanup(label, code, error)
         try:
             for _, node in nodes:
                 if executor is not None:
@@ -197,7 +194,8 @@ def run_nodes(members: list[tuple[NodeEntry, list[str]]], args: list[str] | None
             gc.collect()
             rclpy.try_shutdown()
         finally:
-            guard.release()
+            if guard is not None:
+                guard.release()
             faulthandler.cancel_dump_traceback_later()
     return code
 
@@ -251,6 +249,30 @@ def _finish(node: Node, failed: bool) -> int:
     except Exception:  # reported here; the clean-up still runs, bounded
         traceback.print_exc()
         return 1
+
+
+def _bound_cleanup(label: str, code: int, error: str) -> ExitGuard | None:
+    """The clean-up's bound, set without raising: stacks at CLEANUP_TIMEOUT_S, then the guard's
+    line and exit with the node's code, both without the interpreter lock (which the rcl/rmw
+    teardown has held while it spun); if no guard can be had, faulthandler ends the process
+    (code 1) in its place, after one line saying so."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the runner's end of the pipe is gone
+            pass
+    faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S, exit=False)
+    try:
+        guard = ExitGuard(CLEANUP_TIMEOUT_S + STACKS_S, code, _blocked_line(label, code, error))
+        if guard.armed:
+            return guard
+        why = "its thread did not start"
+    except Exception as exc:  # numba, a thread: the clean-up still runs, bounded another way
+        why = f"{type(exc).__name__}: {exc}"
+    print(f"[WARN] [{label}]: no exit guard ({why}); a clean-up that blocks ends with code 1",
+          file=sys.stderr)
+    faulthandler.dump_traceback_later(CLEANUP_TIMEOUT_S + STACKS_S, exit=True)
+    return None
 
 
 def _blocked_line(name: str, code: int, error: str) -> str:
