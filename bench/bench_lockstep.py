@@ -7,8 +7,9 @@ Runs ``vehicle_sim_run --scenario <name> --mode lockstep``, then ``--mode fast``
 ``--engine true --mode lockstep`` twice, the second time with a reader of every topic a stack
 reads (the engine builds only what is read: with them, every edge), for the same simulated
 duration and seed (real processes, real DDS on loopback, every node of the scenario; the engine:
-its cores in one process and the ground truth beside it), and prints per mode: simulated seconds per wall second over the run
-(the summary's figure) and the wall time of the whole command (start-up and shutdown included);
+its cores in one process and the ground truth beside it), and prints per mode: simulated
+seconds per wall second over the run (the summary's figure) and the wall time of the whole
+command (start-up and shutdown included);
 for lockstep and the engine also where the time goes: each process's CPU time per lockstep
 frame (sampled from /proc) against the wall time per frame, after the first 2 s of sim time.
 Lockstep waits every ``lockstep_frame_steps`` physics steps for the peers

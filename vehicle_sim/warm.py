@@ -13,7 +13,7 @@ compiling. Each ``warm_*`` function below runs the code path of one node on the 
 - :func:`warm_vehicles` (dynamics node): every model with every integrator;
 - :func:`warm_accident` (accident node, the dynamics node's crash link): the broad phase;
 - :func:`warm_ego` (ego driver): the autopilot's geometry and driving-law kernels;
-- :func:`warm_exit_guard` (every node process, at its end): the clean-up's bound.
+- :func:`warm_exit_guard` (every node process): the bound of its clean-up at the end.
 
 The nodes call their function before they join the ROS graph (``nodes.main.run``'s
 ``warm_up``), so the clock owner, which waits for every node of the graph, starts the
@@ -97,7 +97,7 @@ def warm_ego() -> None:
 
 
 def warm_exit_guard() -> None:
-    """The clean-up bound of every node process (core.exit_guard), compiled at its exit."""
+    """The clean-up bound of every node process (core.exit_guard): loaded at its start."""
     from vehicle_sim.core.exit_guard import warm_up
     warm_up()
 

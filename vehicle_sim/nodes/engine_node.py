@@ -63,6 +63,7 @@ from vehicle_sim.nodes.gps_node import gnss_velocity, navsatfix
 from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
+from vehicle_sim.nodes.reach import has_reader
 from vehicle_sim.nodes.sensor_common import sensor_mount_tf
 from vehicle_sim.nodes.tf_publisher import StateOutputs
 from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
@@ -129,8 +130,9 @@ class EngineNode(Node):
 
     # ---- the run -------------------------------------------------------------------------
     def start(self) -> None:
-        """The frames start once the nodes of ``wait_for_nodes`` are up and their /clock
-        readers are matched (GraphStart; at most its CLOCK_MATCH_WAIT_S)."""
+        """The frames start once the nodes of ``wait_for_nodes`` are up, their /clock readers
+        known and they are matched as readers of the engine's topics (GraphStart; at most its
+        CLOCK_MATCH_WAIT_S)."""
         d = self.ep.dynamics
         self._graph_start = GraphStart(self, self.p.wait_for_nodes, d.start_timeout_s,
                                        d.start_settle_s, self._start_frames, match_clock=True,
@@ -193,37 +195,37 @@ class EngineNode(Node):
 
     # ---- edges (core.engine.urban.Edges) ---------------------------------------------------
     def clock(self, t_ns: int) -> None:
-        if _read(self.pub_clock):
+        if has_reader(self.pub_clock):
             self.pub_clock.publish(state_cdr.clock(t_ns))
 
     def vehicle(self, t_ns: int, snap: VehicleSnapshot, raw: bool, state: bool) -> None:
         self.outputs.publish(snap, t_ns, raw, state)
 
     def imu(self, t_ns: int, sample: ImuSample) -> None:
-        if _read(self.pub_imu):
+        if has_reader(self.pub_imu):
             self.pub_imu.publish(self.imu_encoder.encode(sample, t_ns))
 
     def fix(self, fix: GnssFix) -> None:
-        if _read(self.pub_fix):
+        if has_reader(self.pub_fix):
             self.pub_fix.publish(navsatfix(fix, self.ep.gps.frame_id))
         if (self.pub_vel is not None and fix.velocity_enu_mps is not None
-                and _read(self.pub_vel)):
+                and has_reader(self.pub_vel)):
             self.pub_vel.publish(gnss_velocity(fix, self.ep.gps.frame_id))
 
     def traffic(self, t_ns: int, agents: dict[str, np.ndarray],
                 lights: tuple[list[str], np.ndarray]) -> None:
         frame, source = self.ep.traffic.frame_id, "traffic"
-        if _read(self.pub_agents):
+        if has_reader(self.pub_agents):
             owner = np.full(len(agents["uid"]), self.ep.traffic.shard_index)
             self.pub_agents.publish(self.encoder.encode(agents, owner, t_ns, frame, source))
         ped_names, ped = self.engine.world.sim.pedestrian_states()
-        if _read(self.pub_lights) and self.lights_gate.due(t_ns, lights[1], ped):
+        if has_reader(self.pub_lights) and self.lights_gate.due(t_ns, lights[1], ped):
             self.pub_lights.publish(tm.lights_msg(lights[0], lights[1], self.light_xy,
                                                   ped_names, ped, self.ped_xy, t_ns, frame,
                                                   source))
 
     def command(self, t_ns: int, cmd: Command) -> None:
-        if _read(self.pub_command):
+        if has_reader(self.pub_command):
             out = VehicleControl(steering_angle=cmd.steer_rad, throttle=cmd.throttle,
                                  brake=cmd.brake, gear=cmd.gear)
             out.header.stamp = conv.stamp(t_ns)
@@ -242,11 +244,6 @@ class EngineNode(Node):
 
     def log(self, line: str) -> None:
         self.get_logger().info(line)
-
-
-def _read(pub) -> bool:
-    """A reader is matched: the message is worth building."""
-    return pub.get_subscription_count() > 0
 
 
 def _warm() -> None:

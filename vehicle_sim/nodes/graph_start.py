@@ -1,16 +1,16 @@
 """When the clock owner starts: once the run's other nodes are up and reading /clock.
 
-The dynamics node starts its physics (and so /clock) once every node of ``wait_for_nodes`` is
-in the ROS graph (so a bounded fast run does not finish before its subscribers exist; after
+The dynamics node starts its physics (and so /clock) once every node of ``wait_for_nodes`` is in
+the ROS graph (so a bounded fast run does not finish before its subscribers exist; after
 ``start_timeout_s`` it starts without the missing ones, with one warning), then after
 ``start_settle_s`` and, with sim time, once each of them has a /clock reader known to this node:
 on a loaded machine discovery can take longer than the settle time; and once this node's
 publishers reach those nodes' readers (nodes.reach), so that a fast run is recorded from its
 first state. Those last waits are bounded (CLOCK_MATCH_WAIT_S) in case a node runs without sim
-time, and the /clock one leaves out the ``clockless`` nodes, which read no /clock by design (the
-bridge: graph.CLOCKLESS_EXECUTABLES). The checks
-run on a steady-clock timer: with use_sim_time a ROS-time timer would wait for the /clock that
-only the loop publishes.
+time or a reader never matches (an incompatible QoS), and the /clock one leaves out the
+``clockless`` nodes, which read no /clock by design (the bridge: graph.CLOCKLESS_EXECUTABLES).
+The checks run on a steady-clock timer: with use_sim_time a ROS-time timer would wait for the
+/clock that only the loop publishes.
 """
 from __future__ import annotations
 

@@ -8,12 +8,22 @@ successor). The graph learns of a reader from that reader's announcement; the ma
 side can come later, and a reliable writer keeps for a reader only what it wrote after
 matching it: what goes out before is lost to that reader (a fast run's first states to the
 recorder, once in a clean-clone CI run).
+
+The check is a lower bound, not a proof: rmw gives a publisher's matched count, not which
+readers matched, so it compares that count with the number of reader *nodes*. A matched reader
+of another node (a user's tool) can stand in for one not matched yet, and a node with two
+readers of a topic (rclpy's time source and a lockstep peer on /clock) counts once.
 """
 from __future__ import annotations
 
 from rclpy.node import Node
 
 NOT_DATA = ("/rosout", "/parameter_events")  # every node's; nobody has to read them
+
+
+def has_reader(pub) -> bool:
+    """A reader is matched to this publisher: a message is worth building (and sending)."""
+    return pub.get_subscription_count() > 0
 
 
 def unreached_topics(node: Node, among: set[str] | None = None) -> list[str]:

@@ -21,6 +21,7 @@ from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.reach import has_reader
 from vehicle_sim.nodes.state_cdr import StateEncoder
 
 
@@ -116,9 +117,9 @@ class StateOutputs:
         each only to a topic where a reader is matched (the engine's edges carry just what is
         read; a message no reader matched would reach nobody), packed once for all of them
         (~12 us, against ~89 us to build the three messages) and not at all for none."""
-        raw = raw and _read(self.pub_raw)
-        to_state = state and _read(self.pub_state)
-        to_odom = state and _read(self.pub_odom)
+        raw = raw and has_reader(self.pub_raw)
+        to_state = state and has_reader(self.pub_state)
+        to_odom = state and has_reader(self.pub_odom)
         to_tf = state and self.tf is not None and self.tf.read()
         if not (raw or to_state or to_odom or to_tf):
             return
@@ -131,7 +132,3 @@ class StateOutputs:
             self.pub_odom.publish(odom)
         if to_tf:
             self.tf.send(tf)
-
-
-def _read(pub) -> bool:
-    return pub.get_subscription_count() > 0

@@ -70,15 +70,6 @@ class ControlZone:
         p = self.p
         return (lx >= -p.behind_m) & (lx <= p.ahead_m) & (np.abs(ly) <= p.half_width_m)
 
-    def inside_point(self, ego: tuple[float, float, float], x: float, y: float) -> bool:
-        """:meth:`inside` for one point (the same arithmetic, without arrays)."""
-        ex, ey, yaw = ego
-        c, s = math.cos(yaw), math.sin(yaw)
-        lx = (x - ex) * c + (y - ey) * s
-        ly = -(x - ex) * s + (y - ey) * c
-        p = self.p
-        return lx >= -p.behind_m and lx <= p.ahead_m and abs(ly) <= p.half_width_m
-
     def covered_sectors(self, ego: tuple[float, float, float]) -> np.ndarray:
         """Sectors overlapped by the zone (at most 4 by construction)."""
         ex, ey, yaw = ego
