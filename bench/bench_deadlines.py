@@ -20,7 +20,10 @@ their p99 (the worst window is printed too), overrun rate = periods woken more t
 late / periods. Ratios graph/bare end the output; a bare overrun rate of 0 counts as one
 overrun (the ratio is then a lower bound, marked ">=").
 
-    .venv/bin/python bench/bench_deadlines.py [--seconds 30] [--settle 10]
+    .venv/bin/python bench/bench_deadlines.py [--seconds 30] [--settle 10] [--bridge-rate-hz 500]
+
+``--bridge-rate-hz 500`` runs the bridge as on a rig (its platform loop at 500 Hz on the raw
+state) in a copy of the scenario, and the bridge's bare loop at that rate.
 """
 from __future__ import annotations
 
@@ -83,6 +86,30 @@ def bridge_rate_hz() -> float:
 
     data = yaml.safe_load(config_path("bridge.yaml").read_text()) or {}
     return float(data.get("/**", {}).get("ros__parameters", {}).get("platform_rate_hz", 500.0))
+
+
+def scenario_with_rig_bridge(name: str, rate_hz: float, folder: str) -> str:
+    """A copy of scenario ``name`` (a file in ``folder``) whose bridge runs its platform loop at
+    ``rate_hz`` [Hz] and reads the raw state, as on a rig (the urban graph's bridge runs at
+    100 Hz on the 100 Hz state: no platform attached)."""
+    import yaml
+
+    from vehicle_sim.paths import config_path, share_dir
+
+    path = Path(name) if name.endswith(".yaml") else share_dir() / "config" / "scenarios" / \
+        f"{name}.yaml"
+    scenario = yaml.safe_load(path.read_text())
+    params = yaml.safe_load(config_path("bridge.yaml").read_text())
+    params["/**"]["ros__parameters"]["platform_rate_hz"] = rate_hz
+    bridge_file = Path(folder) / "bridge_rig.yaml"
+    bridge_file.write_text(yaml.safe_dump(params))
+    for node in scenario["nodes"]:
+        if node["executable"] == "bridge_node":
+            node["params_file"] = str(bridge_file)
+            node.pop("remappings", None)
+    out = Path(folder) / f"{path.stem}_rig_bridge.yaml"
+    out.write_text(yaml.safe_dump(scenario))
+    return str(out)
 
 
 BRIDGE_STATS_S = 10.0  # BridgeNodeParams.stats_period_s: one log line per window
@@ -254,6 +281,9 @@ def main() -> None:
     parser.add_argument("--scenario", default="urban",
                         help="scenario name or file (e.g. urban without `process`: every node "
                              "a process of its own)")
+    parser.add_argument("--bridge-rate-hz", type=float, default=0.0,
+                        help="the bridge's platform loop at this rate on the raw state, as on a "
+                             "rig (500), in a copy of the scenario; its bare loop too")
     parser.add_argument("--bare", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--rate", type=float, default=1.0 / PERIOD_S, help=argparse.SUPPRESS)
     parser.add_argument("--window", type=float, default=1.0, help=argparse.SUPPRESS)
@@ -268,10 +298,14 @@ def main() -> None:
     print(f"deadline bench: 1 kHz, {args.seconds:g} s per loop, {os.cpu_count()} CPUs, load "
           f"average {os.getloadavg()[0]:.1f}", flush=True)
     half = run_bare(args.seconds / 2)
-    bridge_hz = bridge_rate_hz()
+    bridge_hz, scenario = bridge_rate_hz(), args.scenario
+    folder = tempfile.mkdtemp(prefix="bench_deadlines_")
+    if args.bridge_rate_hz:
+        bridge_hz = args.bridge_rate_hz
+        scenario = scenario_with_rig_bridge(args.scenario, bridge_hz, folder)
     half500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
     rclpy.init()
-    g = run_graph(args.seconds, args.settle, base, args.scenario)
+    g = run_graph(args.seconds, args.settle, base, scenario)
     rclpy.shutdown()
     rest = run_bare(args.seconds / 2)
     rest500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
