@@ -66,7 +66,9 @@ class ExitGuard:
         deadline_ns = time.monotonic_ns() + round(seconds * 1e9)
         self._flags = np.zeros(2, np.uint8)
         text = (message.rstrip("\n") + "\n").encode(errors="backslashreplace")
-        warm_up()  # here, while the interpreter lock is free: the thread then needs it briefly
+        # here too, though run_nodes loads it at start (then one cheap dispatch), so an ExitGuard
+        # made elsewhere never compiles inside its thread, where it would need the lock long
+        warm_up()
         self._thread = threading.Thread(
             target=_wait_then_exit, name="exit_guard", daemon=True,
             args=(deadline_ns, self._flags, np.zeros(2, np.int64),

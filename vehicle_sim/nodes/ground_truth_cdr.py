@@ -34,9 +34,9 @@ import numpy as np
 from autoware_perception_msgs.msg import Shape, TrackedObjectKinematics
 
 from vehicle_sim.nodes import ground_truth_msgs as gt
+from vehicle_sim.nodes.state_cdr import ENCAPSULATION
 from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
 
-ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR little endian, no options
 HALF_HEIGHT = 0.5  # box centre z = HALF_HEIGHT * box height (ground_truth_msgs._centre)
 
 # one TrafficAgent as decode_agents gives it (the fields the ground truth reads)

@@ -26,6 +26,7 @@ from vehicle_sim.msg import (
     VehicleState,
 )
 from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes.state_cdr import ENCAPSULATION
 
 # core profile code (0 aggressive, 1 moderate, 2 passive) -> TrafficAgent.PROFILE_*
 PROFILE_TO_MSG = (TrafficAgent.PROFILE_AGGRESSIVE, TrafficAgent.PROFILE_MODERATE,
@@ -132,7 +133,7 @@ class AgentEncoder:
         head[at + 4:at + 4 + len(source_b)] = np.frombuffer(source_b, dtype=np.uint8)
         head[-4:].view("<u4")[0] = n
         if n == 0:
-            return _ENCAPSULATION + head.tobytes()
+            return ENCAPSULATION + head.tobytes()
         lane = np.asarray(a["lane"], dtype=np.int64)
         lane = np.where(lane < 0, len(self.lane_len) - 1, lane)  # off the network: ""
         length = self.lane_len[lane]
@@ -172,10 +173,9 @@ class AgentEncoder:
         buf[owner_at + 2] = np.asarray(a["ghost"], dtype=np.uint8)
         _put(buf, pose + fault_at, fault_ids(a).astype("<u4"))
         _put(buf, pose + lateral_at, np.asarray(a["lateral_speed"], dtype="<f8"))
-        return _ENCAPSULATION + buf.tobytes()
+        return ENCAPSULATION + buf.tobytes()
 
 
-_ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR little endian, options 0
 
 
 def _pad4(k: int) -> int:
