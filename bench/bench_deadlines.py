@@ -23,7 +23,10 @@ overrun (the ratio is then a lower bound, marked ">=").
     .venv/bin/python bench/bench_deadlines.py [--seconds 30] [--settle 10] [--bridge-rate-hz 500]
 
 ``--bridge-rate-hz 500`` runs the bridge as on a rig (its platform loop at 500 Hz on the raw
-state) in a copy of the scenario, and the bridge's bare loop at that rate.
+state, its frames over UDP to a socket of this bench on loopback) in a copy of the scenario, and
+the bridge's bare loop at that rate. The bridge's lateness is then its frames' (the compiled
+frame sender's, core.devices.frame_sender); the frames its Python loop did not make by their
+deadline are printed too, with the frames this bench received.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -88,10 +92,10 @@ def bridge_rate_hz() -> float:
     return float(data.get("/**", {}).get("ros__parameters", {}).get("platform_rate_hz", 500.0))
 
 
-def scenario_with_rig_bridge(name: str, rate_hz: float, folder: str) -> str:
+def scenario_with_rig_bridge(name: str, rate_hz: float, folder: str, sink_port: int) -> str:
     """A copy of scenario ``name`` (a file in ``folder``) whose bridge runs its platform loop at
-    ``rate_hz`` [Hz] and reads the raw state, as on a rig (the urban graph's bridge runs at
-    100 Hz on the 100 Hz state: no platform attached)."""
+    ``rate_hz`` [Hz], reads the raw state and sends its frames to 127.0.0.1:``sink_port``, as on
+    a rig (the urban graph's bridge runs at 100 Hz on the 100 Hz state: no platform attached)."""
     import yaml
 
     from vehicle_sim.paths import config_path, share_dir
@@ -100,7 +104,8 @@ def scenario_with_rig_bridge(name: str, rate_hz: float, folder: str) -> str:
         f"{name}.yaml"
     scenario = yaml.safe_load(path.read_text())
     params = yaml.safe_load(config_path("bridge.yaml").read_text())
-    params["/**"]["ros__parameters"]["platform_rate_hz"] = rate_hz
+    params["/**"]["ros__parameters"].update(platform_rate_hz=rate_hz, output_host="127.0.0.1",
+                                             output_port=sink_port)
     bridge_file = Path(folder) / "bridge_rig.yaml"
     bridge_file.write_text(yaml.safe_dump(params))
     for node in scenario["nodes"]:
@@ -114,25 +119,27 @@ def scenario_with_rig_bridge(name: str, rate_hz: float, folder: str) -> str:
 
 BRIDGE_STATS_S = 10.0  # BridgeNodeParams.stats_period_s: one log line per window
 _BRIDGE_LINE = re.compile(r"\[bridge\].*platform loop \(last [^)]*\): cycles (\d+), lateness p50 "
-                          r"(\d+) us p99 (\d+) us max (\d+) us, overruns (\d+)")
+                          r"(\d+) us p99 (\d+) us max (\d+) us, overruns (\d+)(?:; frames "
+                          r"late \d+, missed (\d+))?")
 
 
 class BridgeStats(threading.Thread):
     """The bridge's platform loop log lines in the runner's output, with their arrival time:
-    (monotonic [s], cycles, p50 [s], p99 [s], max [s], cumulative overruns)."""
+    (monotonic [s], cycles, p50 [s], p99 [s], max [s], cumulative overruns, cumulative frames
+    missed: not made within half a period of their deadline, not sent)."""
 
     def __init__(self, stream) -> None:
         super().__init__(daemon=True)
         self.stream = stream
-        self.lines: list[tuple[float, int, float, float, float, int]] = []
+        self.lines: list[tuple[float, int, float, float, float, int, int]] = []
 
     def run(self) -> None:
         for text in self.stream:
             m = _BRIDGE_LINE.search(text)
             if m:
-                c, p50, p99, worst, over = (int(g) for g in m.groups())
+                c, p50, p99, worst, over, missed = (int(g or 0) for g in m.groups())
                 self.lines.append((time.monotonic(), c, p50 * 1e-6, p99 * 1e-6, worst * 1e-6,
-                                   over))
+                                   over, missed))
 
     def between(self, t0: float, t1: float) -> dict:
         """The whole stats windows inside [``t0``, ``t1``] (0.5 s of slack at the start, 1 s
@@ -140,10 +147,40 @@ class BridgeStats(threading.Thread):
         inside = [i for i, w in enumerate(self.lines)
                   if w[0] - BRIDGE_STATS_S >= t0 - 0.5 and w[0] <= t1 + 1.0]
         if not inside or inside[0] == 0:
-            return {"windows": [], "overruns": 0, "steps": 0}
+            return {"windows": [], "overruns": 0, "steps": 0, "missed": 0}
         base, last = self.lines[inside[0] - 1], self.lines[inside[-1]]
         return {"windows": [self.lines[i][2:5] for i in inside], "overruns": last[5] - base[5],
-                "steps": last[1] - base[1]}
+                "steps": last[1] - base[1], "missed": last[6] - base[6]}
+
+
+class FrameSink(threading.Thread):
+    """A UDP socket on loopback counting the rig bridge's frames (as a rig controller would
+    receive them)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received = 0
+        self._done = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            try:
+                self.sock.recv(2048)
+                self.received += 1
+            except TimeoutError:
+                continue
+
+    def close(self) -> int:
+        """Stop; the number of frames received."""
+        self._done.set()
+        self.join()
+        self.sock.close()
+        return self.received
 
 
 def node_processes(runner_pid: int) -> dict[str, int]:
@@ -270,6 +307,10 @@ def bridge_ratios(bare: dict, bridge: dict, fifo: str, rate_hz: float) -> None:
         return
     print(line(f"bridge {rate_hz:g} Hz platform loop, urban graph running", bridge,
                f"{BRIDGE_STATS_S:g} s"))
+    print(f"bridge frames missed (not made within half a period of their deadline): "
+          f"{bridge['missed']} of "
+          f"{bridge['steps']}; frames received by this bench over the whole run: "
+          f"{bridge.get('received', 0)}")
     over, p99 = ratio_text(bridge, bare)
     print(f"bridge loop ratios bridge/bare: overruns {over}, p99 lateness {p99}")
 
@@ -300,13 +341,15 @@ def main() -> None:
     half = run_bare(args.seconds / 2)
     bridge_hz, scenario = bridge_rate_hz(), args.scenario
     folder = tempfile.mkdtemp(prefix="bench_deadlines_")
+    sink = FrameSink()
     if args.bridge_rate_hz:
         bridge_hz = args.bridge_rate_hz
-        scenario = scenario_with_rig_bridge(args.scenario, bridge_hz, folder)
+        scenario = scenario_with_rig_bridge(args.scenario, bridge_hz, folder, sink.port)
     half500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
     rclpy.init()
     g = run_graph(args.seconds, args.settle, base, scenario)
     rclpy.shutdown()
+    g["bridge"]["received"] = sink.close()
     rest = run_bare(args.seconds / 2)
     rest500 = run_bare(args.seconds / 2, bridge_hz, args.seconds / 2)
     bare = {"windows": half["windows"] + rest["windows"], "steps": half["steps"] + rest["steps"],

@@ -13,6 +13,7 @@ compiling. Each ``warm_*`` function below runs the code path of one node on the 
 - :func:`warm_vehicles` (dynamics node): every model with every integrator;
 - :func:`warm_accident` (accident node, the dynamics node's crash link): the broad phase;
 - :func:`warm_ego` (ego driver): the autopilot's geometry and driving-law kernels;
+- :func:`warm_bridge` (bridge node): the frame sender's loop;
 - :func:`warm_exit_guard` (every node process): the bound of its clean-up at the end.
 
 The nodes call their function before they join the ROS graph (``nodes.main.run``'s
@@ -96,6 +97,12 @@ def warm_ego() -> None:
     warm_up(Network(load_map(path), str(path)))
 
 
+def warm_bridge() -> None:
+    """The bridge's frame sender (core.devices.frame_sender): its compiled send loop."""
+    from vehicle_sim.core.devices.frame_sender import warm_up
+    warm_up()
+
+
 def warm_exit_guard() -> None:
     """The clean-up bound of every node process (core.exit_guard): loaded at its start."""
     from vehicle_sim.core.exit_guard import warm_up
@@ -104,7 +111,7 @@ def warm_exit_guard() -> None:
 
 STAGES: dict[str, Callable[[], None]] = {
     "traffic": warm_traffic, "vehicles": warm_vehicles, "accident": warm_accident,
-    "ego": warm_ego, "exit_guard": warm_exit_guard}
+    "ego": warm_ego, "bridge": warm_bridge, "exit_guard": warm_exit_guard}
 
 
 def main(argv: list[str] | None = None) -> int:

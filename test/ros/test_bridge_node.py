@@ -200,7 +200,7 @@ def start_bridge(ros_node, start_node, rig, **params):
 
 
 def test_frames_stay_within_limits_and_park_on_pause_and_on_state_loss(ros_node, start_node, rig):
-    _proc, neutral = start_bridge(ros_node, start_node, rig)
+    proc, neutral = start_bridge(ros_node, start_node, rig)
     watch, stream = Watch(ros_node), StateStream(ros_node)
     status = ros_node.create_publisher(SimStatus, "sim/status", qos.EVENT)
     ros_node.spin_until(lambda: stream.pub.get_subscription_count() > 0, what="state match")
@@ -235,6 +235,13 @@ def test_frames_stay_within_limits_and_park_on_pause_and_on_state_loss(ros_node,
     assert watch.state() in (MotionCue.STATE_NEUTRAL, MotionCue.STATE_PARKING)
     values = rig.values()
     assert np.all((values >= 0.0) & (values <= 1.0))
+    # each frame leaves once (core.devices.frame_sender): its sequence byte never repeats; one
+    # not made by its deadline leaves a gap, never the previous frame again
+    seqs = np.array([decode_binary(f, PLATFORM.wire)[0] for f in rig.frames])
+    assert np.all(np.diff(seqs) % 256 != 0), "a frame was sent twice"
+    out = proc.stop()
+    sent = int(re.findall(r"platform loop \(at exit\).*?frames sent (\d+)", out)[-1])
+    assert sent >= len(rig.frames), out
 
 
 def test_estop_service_latches_neutral_until_cleared_at_rest(ros_node, start_node, rig):

@@ -6,15 +6,17 @@ BridgeNodeParams + the platform preset, sockets, serial port and evdev wheel ``c
 This file converts messages at the edge and publishes vehicle/control from one place.
 
 Threads: the executor only stores the newest inputs (vehicle state, autonomy command, pause) and
-serves the e-stop; the platform loop thread, on absolute deadlines (core.realtime.Pacer), runs
-both core cycles, sends the UDP frame, writes FFB and publishes; the rig-input thread decodes
-packets. Watchdog and freshness use the wall clock (time.monotonic): a dead simulator freezes
-sim time, only the wall clock notices. Headers carry the sim time of the newest vehicle state.
-So the node reads no ROS clock: it keeps use_sim_time false whatever the graph passes (a /clock
-subscription would run 1 kHz of callbacks in the executor, holding the interpreter lock the
-platform loop waits for). In real time the executor and Fast DDS's threads run at SCHED_FIFO one
-level below the loop: a DDS thread preempted by the machine's other work while it holds a
-reader's lock would hold the executor, and with it the interpreter lock, as long.
+serves the e-stop; the platform loop thread makes each frame ``FRAME_LEAD_S`` before its deadline
+(both core cycles, FFB, serial, publishing) and hands it to the frame sender
+(core.devices.frame_sender), compiled code that keeps the deadlines without the interpreter lock
+and sends the UDP frame at its deadline; the rig-input thread decodes packets. Watchdog and
+freshness use the wall clock (time.monotonic): a dead simulator freezes sim time, only the wall
+clock notices. Headers carry the sim time of the newest vehicle state. So the node reads no ROS
+clock: it keeps use_sim_time false whatever the graph passes (a /clock subscription would run 1 kHz
+of callbacks in the executor, holding the interpreter lock the platform loop waits for). In real
+time the executor and Fast DDS's threads run at SCHED_FIFO one level below the loop: a DDS thread
+preempted by the machine's other work while it holds a reader's lock would hold the executor, and
+with it the interpreter lock, as long.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import math
 import threading
 import time
 
+import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
@@ -29,7 +32,8 @@ from std_srvs.srv import SetBool
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, DriveCommand, problem_kind
-from vehicle_sim.core.devices import evdev_wheel, serial_port, udp
+from vehicle_sim.core.devices import evdev_wheel, frame_sender, serial_port, udp
+from vehicle_sim.core.devices.frame_sender import FrameSender
 from vehicle_sim.core.motion.arbiter import CommandArbiter, Decision
 from vehicle_sim.core.motion.bridge import MotionBridge
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
@@ -40,7 +44,6 @@ from vehicle_sim.core.realtime import (
     DDS_THREADS,
     PLATFORM_LOOP_PRIORITY,
     LatenessWindow,
-    Pacer,
     set_realtime_priority,
     set_threads_priority,
     shorten_switch_interval,
@@ -101,14 +104,15 @@ class BridgeNode(Node):
         self.ignored_inputs = 0  # rig inputs dropped during an injected wheel link loss
         self.diagnostics = Diagnostics(self, "bridge")  # per simulated second of the states
         log = self.get_logger()
-        self.sender = udp.UdpSender(p.output_host, p.output_port) if p.output_port else None
         self.serial = (serial_port.SerialSender(p.serial_device, p.serial_baud, log.warning)
                        if p.serial_device else None)
         self.receiver = (udp.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
                                          self._on_packet) if p.input_port else None)
         self.wheel = evdev_wheel.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
-        self.pacer = Pacer(1.0 / p.platform_rate_hz)
-        self.lateness = LatenessWindow(capacity=1 << 16)
+        # the frames' deadlines (UDP out where output_port is set); the loop's own wake-ups
+        self.frames = FrameSender(1.0 / p.platform_rate_hz, self.motion.frame_bytes,
+                                  (p.output_host, p.output_port) if p.output_port else None)
+        self.made_late = LatenessWindow(capacity=1 << 16)  # [s] past each frame's making time
         self.cycles = 0
         self.failed = False
         self._cue_every = p.every(p.cue_rate_hz)
@@ -116,7 +120,7 @@ class BridgeNode(Node):
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="platform", daemon=True)
         out = (f"{self.platform.wire.format} frames to {p.output_host}:{p.output_port}"
-               if self.sender else "platform output off (output_port 0)")
+               if p.output_port else "platform output off (output_port 0)")
         if self.serial:
             out += (f"; serial {p.serial_device} at {p.serial_baud} baud, "
                     f"{p.platform_rate_hz / self._serial_every:g} frames/s")
@@ -141,7 +145,8 @@ class BridgeNode(Node):
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2.0)
-        for part in (self.receiver, self.wheel, self.sender, self.serial):
+        self.frames.stop()
+        for part in (self.receiver, self.wheel, self.serial):
             if part is not None:
                 part.stop()
         self._log_stats("at exit")
@@ -154,14 +159,19 @@ class BridgeNode(Node):
             refused = set_realtime_priority(LOOP_PRIORITY)
             if refused:
                 self.get_logger().info(f"platform loop: {refused}")
+        self.frames.start(LOOP_PRIORITY if self.p.mode == "realtime" else 0)
+        if self.frames.refused:
+            self.get_logger().info(f"frame sender: {self.frames.refused}")
         period = self.p.stats_period_s
         next_stats = time.monotonic() + period
-        self.pacer.reanchor()
         while not self._stop.is_set():
-            self.lateness.add(self.pacer.wait())
+            k, due = self.frames.next_deadline()
+            if due > time.monotonic():
+                time.sleep(due - time.monotonic())
             now = time.monotonic()
+            self.made_late.add(max(0.0, now - due))
             try:
-                self._tick(now)
+                self._tick(now, k)
             except Exception as exc:  # a dead loop must not look alive: end the process
                 self.get_logger().fatal(f"platform loop failed: {type(exc).__name__}: {exc}")
                 self.failed = True
@@ -170,9 +180,9 @@ class BridgeNode(Node):
             if period and now >= next_stats:
                 next_stats += period
                 self._log_stats(f"last {period:g} s")
-                self.lateness.clear()
 
-    def _tick(self, now: float) -> None:
+    def _tick(self, now: float, k: int) -> None:
+        """Frame ``k`` (FrameSender.next_deadline), made at ``now``."""
         sample = self._sample
         with self._lock:
             if sample is not None and sample is not self._fed:
@@ -180,11 +190,11 @@ class BridgeNode(Node):
                                              sample.alpha, sample.rpy)
                 self._fed = sample
             frame = self.motion.cycle(now, self._paused)
+        link_up = not self.faults.lost("platform")
+        self.frames.put(k, frame.payload if link_up else None)  # first: its deadline comes
+        with self._lock:
             steer, decision = self.arbiter.cycle(now, sample.aligning_nm if sample else 0.0,
                                                  conv.to_ns(sample.stamp) if sample else 0)
-        link_up = not self.faults.lost("platform")
-        if self.sender is not None and link_up:
-            self.sender.send(frame.payload)
         if self.serial is not None and link_up and self.cycles % self._serial_every == 0:
             self.serial.send(frame.payload, now)
         if self.wheel is not None and self.wheel.has_ff and steer.ff_level is not None:
@@ -200,7 +210,8 @@ class BridgeNode(Node):
 
     def _publish_diagnostics(self, t_ns: int, source: str, platform_up: bool) -> None:
         """Command source, platform output and rig input links on /diagnostics."""
-        out = "serial" if self.serial is not None else "udp" if self.sender is not None else "off"
+        out = ("serial" if self.serial is not None else "udp" if self.frames.address else
+               "off")
         serial_down = self.serial is not None and not self.serial.connected
         checks = [source_check(source),
                   link_check("vehicle_sim: platform link", platform_up and not serial_down, out),
@@ -219,10 +230,14 @@ class BridgeNode(Node):
         self.pub_control.publish(conv.vehicle_control(command))
 
     def _log_stats(self, span: str) -> None:
-        p50, p99, worst = self.lateness.percentiles()
-        s = self.sender
-        sent = "no output" if s is None else f"frames sent {s.sent}, send errors {s.errors}" + (
-            f" (last: {s.last_error})" if s.errors else "")
+        late = self.frames.take_lateness()
+        p50, p99 = np.percentile(late, (50.0, 99.0)) if late.size else (0.0, 0.0)
+        worst = late.max() if late.size else 0.0
+        made = self.made_late.percentiles()[1]
+        self.made_late.clear()
+        f = self.frames
+        sent = "no output" if not f.address else f"frames sent {f.sent}, send errors {f.errors}" + (
+            f" (last: {f.last_error})" if f.errors else "")
         if self.serial is not None:
             q = self.serial
             sent += (f"; serial frames sent {q.sent}, dropped (line busy) {q.dropped}, "
@@ -230,8 +245,9 @@ class BridgeNode(Node):
         dropped = self.receiver.dropped if self.receiver else 0
         self.get_logger().info(
             f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "
-            f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {self.pacer.overruns}; "
-            f"{sent}; input packets accepted {self.accepted}, rejected "
+            f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {f.overruns}; frames "
+            f"late {f.late}, missed {f.missed} (made {f.lead_s * 1e3:g} ms ahead, p99 "
+            f"{made * 1e6:.0f} us late); {sent}; input packets accepted {self.accepted}, rejected "
             f"{dict(self.steering.rejected)}, sequence restarts {self.steering.sequence.restarts}, "
             f"dropped (sender not allowed) {dropped}, ignored "
             f"(injected wheel link loss) {self.ignored_inputs}; "
@@ -311,7 +327,8 @@ class BridgeNode(Node):
 
 
 # how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
-ENTRY = NodeEntry(BridgeNode, "bridge", done=lambda node: node.failed)
+ENTRY = NodeEntry(BridgeNode, "bridge", done=lambda node: node.failed,
+                  warm_up=frame_sender.warm_up)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -1,8 +1,8 @@
-"""UDP sockets of the hardware bridge: platform frames out, steering-rig input packets in.
+"""The hardware bridge's UDP input: steering-rig packets in (platform frames go out from
+core.devices.frame_sender, to ONE configured address).
 
-No ROS here and no bridge logic: each class moves bytes and counts what went wrong; the caller
-decides. Frames go to ONE configured address; input datagrams from senders outside the allowed
-peers are dropped and counted.
+No ROS here and no bridge logic: the receiver moves bytes and counts what went wrong; the caller
+decides. Input datagrams from senders outside the allowed peers are dropped and counted.
 """
 from __future__ import annotations
 
@@ -13,32 +13,6 @@ from collections.abc import Callable
 
 _RECV_BYTES = 2048  # larger than any valid input packet, so oversized ones are seen as such
 _POLL_S = 0.1  # how often the blocking read checks for shutdown
-
-
-class UdpSender:
-    """Sends platform frames to ONE configured address (never to whoever sent us something)."""
-
-    def __init__(self, host: str, port: int):
-        self.address = (host, port)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.setblocking(False)
-        self.sent = 0
-        self.errors = 0
-        self.last_error = ""
-
-    def send(self, payload: bytes) -> bool:
-        """One datagram; False (counted, ``last_error`` set) when the OS refused it."""
-        try:
-            self.sock.sendto(payload, self.address)
-        except OSError as exc:
-            self.errors += 1
-            self.last_error = exc.strerror or type(exc).__name__
-            return False
-        self.sent += 1
-        return True
-
-    def stop(self) -> None:
-        self.sock.close()
 
 
 class UdpReceiver:
