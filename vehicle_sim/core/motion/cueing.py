@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from vehicle_sim.core.motion.params import CueingParams
+from vehicle_sim.core.motion.small_vectors import cross3
 from vehicle_sim.core.rotations import rpy_to_matrix
 
 
@@ -29,8 +30,8 @@ def head_cues(params: CueingParams, accel_cg_mps2: np.ndarray, omega_radps: np.n
     """
     r = np.asarray(params.head_position_m, dtype=float)
     w = np.asarray(omega_radps, dtype=float)
-    a_head = (np.asarray(accel_cg_mps2, dtype=float) + np.cross(alpha_radps2, r)
-              + np.cross(w, np.cross(w, r)))
+    a_head = (np.asarray(accel_cg_mps2, dtype=float) + cross3(alpha_radps2, r)
+              + cross3(w, cross3(w, r)))
     rot = rpy_to_matrix(float(rpy_rad[0]), float(rpy_rad[1]), 0.0)
     f_head = a_head + rot.T @ np.array([0.0, 0.0, params.gravity_mps2])
     return f_head, w.copy()

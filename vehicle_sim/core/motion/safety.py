@@ -18,6 +18,7 @@ from enum import Enum
 import numpy as np
 
 from vehicle_sim.core.motion.params import SafetyParams
+from vehicle_sim.core.motion.small_vectors import clamp
 
 
 class Mode(str, Enum):
@@ -42,14 +43,14 @@ class OutputLimiter:
 
     def __init__(self, lower: np.ndarray, upper: np.ndarray, neutral: np.ndarray):
         self.lower, self.upper = np.asarray(lower, float), np.asarray(upper, float)
-        self.last = np.clip(np.asarray(neutral, float), self.lower, self.upper)
+        self.last = clamp(np.asarray(neutral, float), self.lower, self.upper)
 
     def apply(self, values: np.ndarray) -> tuple[np.ndarray, int]:
         """(safe values, number of non-finite entries replaced)."""
         v = np.array(values, dtype=float).reshape(self.last.shape)
         bad = ~np.isfinite(v)
         v[bad] = self.last[bad]
-        self.last = np.clip(v, self.lower, self.upper)
+        self.last = clamp(v, self.lower, self.upper)
         return self.last.copy(), int(bad.sum())
 
 
@@ -74,7 +75,7 @@ class RateLimiter:
         # largest speed from which a stop within |e| is still possible in discrete steps
         v_stop = np.sqrt(2.0 * self.a_max * np.abs(e) + 0.25 * ad * ad) - 0.5 * ad
         v_des = np.sign(e) * np.minimum(np.minimum(self.v_max, v_stop), np.abs(e) / self.dt)
-        self.v = np.clip(self.v + np.clip(v_des - self.v, -ad, ad), -self.v_max, self.v_max)
+        self.v = clamp(self.v + clamp(v_des - self.v, -ad, ad), -self.v_max, self.v_max)
         self.x = self.x + self.v * self.dt
         return self.x.copy()
 
@@ -123,7 +124,7 @@ class MotionSafety:
                 target = self._running_target(cmd, now_s)
             elif self.mode in (Mode.SOFT_START, Mode.ACTIVE):
                 self.mode = Mode.RETURNING
-        out = np.clip(self.follower.step(target), self.limiter.lower, self.limiter.upper)
+        out = clamp(self.follower.step(target), self.limiter.lower, self.limiter.upper)
         if self.mode is Mode.RETURNING and self.follower.at_rest(self.neutral):
             self.mode = Mode.NEUTRAL
         return SafetyOutput(out, self.mode, nonfinite)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vehicle_sim.core.motion.params import StewartParams, VerticalRigParams
+from vehicle_sim.core.motion.small_vectors import clamp
 from vehicle_sim.core.rotations import rpy_to_matrix
 
 
@@ -39,8 +40,9 @@ class StewartPlatform:
         legs0 = self._legs(np.zeros(6))
         self._dir0 = legs0 / np.linalg.norm(legs0, axis=1, keepdims=True)
 
-    def _legs(self, pose: np.ndarray) -> np.ndarray:
-        rot = rpy_to_matrix(pose[3], pose[4], pose[5])
+    def _legs(self, pose: np.ndarray, rot: np.ndarray | None = None) -> np.ndarray:
+        """Leg vectors b_i -> p_i in the base frame; ``rot``: the pose's rotation, if known."""
+        rot = rpy_to_matrix(pose[3], pose[4], pose[5]) if rot is None else rot
         return pose[:3] + self.home + self.plat @ rot.T - self.base
 
     def lengths(self, pose: np.ndarray) -> np.ndarray:
@@ -55,21 +57,24 @@ class StewartPlatform:
             nan = np.full(6, np.nan)
             return IKResult(nan, nan, np.full((6, 2), np.nan), False,
                             ("pose is not 6 finite values",))
-        legs = self._legs(pose)
-        lengths = np.linalg.norm(legs, axis=1)
-        unit = legs / lengths[:, None]
         rot = rpy_to_matrix(pose[3], pose[4], pose[5])
-        cos_b = np.clip(np.sum(unit * self._dir0, axis=1), -1.0, 1.0)
-        cos_p = np.clip(np.sum((unit @ rot) * self._dir0, axis=1), -1.0, 1.0)
+        legs = self._legs(pose, rot)
+        lengths = np.sqrt(np.sum(legs * legs, axis=1))  # np.linalg.norm's arithmetic
+        unit = legs / lengths[:, None]
+        cos_b = clamp(np.sum(unit * self._dir0, axis=1), -1.0, 1.0)
+        cos_p = clamp(np.sum((unit @ rot) * self._dir0, axis=1), -1.0, 1.0)
         angles = np.stack([np.arccos(cos_b), np.arccos(cos_p)], axis=1)
         problems = []
-        for i in range(6):
-            if not p.leg_min_m <= lengths[i] <= p.leg_max_m:
-                problems.append(f"leg {i} length {lengths[i]:.4f} m outside "
-                                f"[{p.leg_min_m}, {p.leg_max_m}] m")
-            if angles[i].max() > p.max_joint_angle_rad:
-                problems.append(f"leg {i} joint angle {np.degrees(angles[i].max()):.1f} deg above "
-                                f"{np.degrees(p.max_joint_angle_rad):.1f} deg")
+        worst = angles.max(axis=1)
+        bad_length = ~((lengths >= p.leg_min_m) & (lengths <= p.leg_max_m))
+        if bad_length.any() or (worst > p.max_joint_angle_rad).any():  # the words only then
+            for i in range(6):
+                if bad_length[i]:
+                    problems.append(f"leg {i} length {lengths[i]:.4f} m outside "
+                                    f"[{p.leg_min_m}, {p.leg_max_m}] m")
+                if worst[i] > p.max_joint_angle_rad:
+                    problems.append(f"leg {i} joint angle {np.degrees(worst[i]):.1f} deg above "
+                                    f"{np.degrees(p.max_joint_angle_rad):.1f} deg")
         actuator = (lengths - p.leg_min_m) / (p.leg_max_m - p.leg_min_m)
         return IKResult(lengths, actuator, angles, not problems, tuple(problems))
 

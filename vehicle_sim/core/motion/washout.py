@@ -23,6 +23,7 @@ import numpy as np
 from scipy.signal import cont2discrete
 
 from vehicle_sim.core.motion.params import WashoutParams
+from vehicle_sim.core.motion.small_vectors import clamp
 from vehicle_sim.core.units import GRAVITY_MPS2
 
 
@@ -81,6 +82,11 @@ class ClassicalWashout:
         self._tilt_lp = DiscreteFilter([wt * wt], _second_order(wt, p.tilt_lp_zeta), self.dt_s, 2)
         self._rot = DiscreteFilter([1.0, 0.0], _second_order(p.rot_hp_omega_radps, p.rot_hp_zeta),
                                    self.dt_s, 3)
+        self._rest = np.array([0.0, 0.0, gravity_mps2])  # [m/s^2] specific force at rest
+        self._no_rate = np.zeros(3)  # [rad/s]
+        # per axis: translational scale [-], limit [m/s^2]; rotational scale [-], limit [rad/s]
+        self._channels = tuple(np.asarray(v, dtype=float) for v in (
+            p.trans_scale, p.trans_limit_mps2, p.rot_scale, p.rot_limit_radps))
         self.tilt_rad = np.zeros(2)  # roll, pitch from tilt coordination
         self.rot_rad = np.zeros(3)  # roll, pitch, yaw from the rotational high-pass
         self.nonfinite_inputs = 0
@@ -98,13 +104,10 @@ class ClassicalWashout:
         Non-finite input components are replaced by their at-rest value (no cue) and counted
         in ``nonfinite_inputs``, so one bad sample cannot poison the filter states.
         """
-        p = self.params
-        rest = np.array([0.0, 0.0, self.g])
+        rest, (t_scale, t_limit, r_scale, r_limit) = self._rest, self._channels
         f = self._finite(specific_force_mps2, rest) - rest
-        f_s = np.clip(np.asarray(p.trans_scale) * f, -np.asarray(p.trans_limit_mps2),
-                      np.asarray(p.trans_limit_mps2))
-        w_s = np.clip(np.asarray(p.rot_scale) * self._finite(omega_radps, np.zeros(3)),
-                      -np.asarray(p.rot_limit_radps), np.asarray(p.rot_limit_radps))
+        f_s = clamp(t_scale * f, -t_limit, t_limit)
+        w_s = clamp(r_scale * self._finite(omega_radps, self._no_rate), -r_limit, r_limit)
         position = self._trans.step(f_s)
         self._update_tilt(self._tilt_lp.step(f_s[:2]))
         rates = euler_rates(self.rot_rad[0] + self.tilt_rad[0], self.rot_rad[1] + self.tilt_rad[1],
@@ -120,7 +123,7 @@ class ClassicalWashout:
         target = np.array([math.asin(min(max(f_lp[1] / self.g, -s_max), s_max)),
                            -math.asin(min(max(f_lp[0] / self.g, -s_max), s_max))])
         dmax = p.tilt_rate_limit_radps * self.dt_s
-        self.tilt_rad = self.tilt_rad + np.clip(target - self.tilt_rad, -dmax, dmax)
+        self.tilt_rad = self.tilt_rad + clamp(target - self.tilt_rad, -dmax, dmax)
 
     def _finite(self, v: np.ndarray, rest: np.ndarray) -> np.ndarray:
         v = np.array(v, dtype=float).reshape(3)
