@@ -120,37 +120,42 @@ def scenario_with_rig_bridge(name: str, rate_hz: float, folder: str, sink_port: 
 BRIDGE_STATS_S = 10.0  # BridgeNodeParams.stats_period_s: one log line per window
 _BRIDGE_LINE = re.compile(r"\[bridge\].*platform loop \(last [^)]*\): cycles (\d+), lateness p50 "
                           r"(\d+) us p99 (\d+) us max (\d+) us, overruns (\d+)(?:; frames "
-                          r"late \d+, missed (\d+))?")
+                          r"late \d+, missed (\d+) \(made [\d.]+ ms ahead, p99 (\d+) us late\))?")
 
 
 class BridgeStats(threading.Thread):
     """The bridge's platform loop log lines in the runner's output, with their arrival time:
     (monotonic [s], cycles, p50 [s], p99 [s], max [s], cumulative overruns, cumulative frames
-    missed: not made within half a period of their deadline, not sent)."""
+    missed: not made within half a period of their deadline, not sent; the Python loop's p99
+    wake-up lateness [s] at its making times, where force feedback and serial frames go out)."""
 
     def __init__(self, stream) -> None:
         super().__init__(daemon=True)
         self.stream = stream
-        self.lines: list[tuple[float, int, float, float, float, int, int]] = []
+        self.lines: list[tuple[float, int, float, float, float, int, int, float]] = []
 
     def run(self) -> None:
         for text in self.stream:
             m = _BRIDGE_LINE.search(text)
             if m:
-                c, p50, p99, worst, over, missed = (int(g or 0) for g in m.groups())
+                c, p50, p99, worst, over, missed, made = (int(g or 0) for g in m.groups())
                 self.lines.append((time.monotonic(), c, p50 * 1e-6, p99 * 1e-6, worst * 1e-6,
-                                   over, missed))
+                                   over, missed, made * 1e-6))
 
     def between(self, t0: float, t1: float) -> dict:
         """The whole stats windows inside [``t0``, ``t1``] (0.5 s of slack at the start, 1 s
-        of log delay at the end); counts from the line before the first of them."""
+        of log delay at the end); counts from the line before the first of them (the first
+        becomes that line if it is the node's first)."""
         inside = [i for i, w in enumerate(self.lines)
                   if w[0] - BRIDGE_STATS_S >= t0 - 0.5 and w[0] <= t1 + 1.0]
-        if not inside or inside[0] == 0:
-            return {"windows": [], "overruns": 0, "steps": 0, "missed": 0}
+        if inside and inside[0] == 0:  # the node's first line: the base of the counts
+            inside = inside[1:]
+        if not inside:
+            return {"windows": [], "overruns": 0, "steps": 0, "missed": 0, "made": []}
         base, last = self.lines[inside[0] - 1], self.lines[inside[-1]]
         return {"windows": [self.lines[i][2:5] for i in inside], "overruns": last[5] - base[5],
-                "steps": last[1] - base[1], "missed": last[6] - base[6]}
+                "steps": last[1] - base[1], "missed": last[6] - base[6],
+                "made": [self.lines[i][7] for i in inside]}
 
 
 class FrameSink(threading.Thread):
@@ -313,6 +318,11 @@ def bridge_ratios(bare: dict, bridge: dict, fifo: str, rate_hz: float) -> None:
           f"{bridge.get('received', 0)}")
     over, p99 = ratio_text(bridge, bare)
     print(f"bridge loop ratios bridge/bare: overruns {over}, p99 lateness {p99}")
+    if any(bridge["made"]):
+        made, b99 = statistics.fmean(bridge["made"]), summary(bare)[1]
+        print(f"bridge Python loop (force feedback, serial frames, cues) at its making times: "
+              f"p99 {made * 1e6:.0f} us late (mean of the windows), ratio to the bare loop "
+              f"{made / b99:.2f}")
 
 
 def main() -> None:

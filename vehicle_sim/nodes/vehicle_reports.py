@@ -1,7 +1,8 @@
 """Autoware's vehicle status reports, published by the bridge (issue 12, status out).
 
 On Autoware's topic names (what its vehicle interface publishes and its planning/control read),
-from the newest vehicle state, at most ``RATE_HZ`` in sim time:
+from the newest vehicle state, at most ``RATE_HZ`` in sim time, each only while a reader of it is
+matched (a rig without a stack builds none):
 
 | topic | type | from |
 | --- | --- | --- |
@@ -27,6 +28,7 @@ from vehicle_sim.core.frames import PoseTwist, at_reference, vehicle_reference_m
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.reach import has_reader
 from vehicle_sim.nodes.stack_inputs import AW_VEHICLE, StackInputs
 
 RATE_HZ = 50.0  # a choice: Autoware's vehicle interfaces report at 30-50 Hz
@@ -81,29 +83,36 @@ class VehicleReports:
         if t_ns < self._next_ns:
             return
         self._next_ns, self._last_ns = t_ns + int(1e9 / RATE_HZ), t_ns
+        read = {name: pub for name, pub in self._pubs.items() if has_reader(pub)}
+        if not read:  # nobody reads them (a rig without a stack): nothing to build, ~0.3 ms
+            return  # of the interpreter lock the platform loop would wait for
         v, stamp = AW_VEHICLE, msg.header.stamp
-        cg = PoseTwist(np.zeros(3), np.zeros(3), conv.vec(msg.twist.linear),
-                       conv.vec(msg.twist.angular))
-        at_ref = at_reference(cg, self.r_m).velocity_mps
-        velocity = v.VelocityReport(longitudinal_velocity=float(at_ref[0]),
-                                    lateral_velocity=float(at_ref[1]),
-                                    heading_rate=msg.twist.angular.z)
-        velocity.header.stamp, velocity.header.frame_id = stamp, msg.child_frame_id
         # the rig's driver: MANUAL; a latched e-stop: DISENGAGED; else ready for the stack
         mode = {"driver": v.ControlModeReport.MANUAL, "estop": v.ControlModeReport.DISENGAGED
                 }.get(source, v.ControlModeReport.AUTONOMOUS)
         reports = {
-            "velocity_status": velocity,
-            "steering_status": v.SteeringReport(stamp=stamp,
-                                                steering_tire_angle=msg.steering_angle),
+            "velocity_status": lambda: self._velocity(msg),
+            "steering_status": lambda: v.SteeringReport(stamp=stamp,
+                                                        steering_tire_angle=msg.steering_angle),
             # PARK: a park request and the gear the vehicle engaged for it (neutral, handbrake);
             # a driver who took over and drives reports the gear engaged
-            "gear_status": v.GearReport(stamp=stamp, report=gear_report(
+            "gear_status": lambda: v.GearReport(stamp=stamp, report=gear_report(
                 msg.gear, self.inputs.park and msg.gear == 0)),
-            "control_mode": v.ControlModeReport(stamp=stamp, mode=mode),
-            "turn_indicators_status": v.TurnIndicatorsReport(
+            "control_mode": lambda: v.ControlModeReport(stamp=stamp, mode=mode),
+            "turn_indicators_status": lambda: v.TurnIndicatorsReport(
                 stamp=stamp, report=self.inputs.turn_indicators),
-            "hazard_lights_status": v.HazardLightsReport(stamp=stamp,
-                                                         report=self.inputs.hazard_lights)}
-        for name, report in reports.items():
-            self._pubs[name].publish(report)
+            "hazard_lights_status": lambda: v.HazardLightsReport(
+                stamp=stamp, report=self.inputs.hazard_lights)}
+        for name, pub in read.items():
+            pub.publish(reports[name]())
+
+    def _velocity(self, msg: VehicleState):
+        """VelocityReport at the reference point (module docstring)."""
+        cg = PoseTwist(np.zeros(3), np.zeros(3), conv.vec(msg.twist.linear),
+                       conv.vec(msg.twist.angular))
+        at_ref = at_reference(cg, self.r_m).velocity_mps
+        velocity = AW_VEHICLE.VelocityReport(longitudinal_velocity=float(at_ref[0]),
+                                             lateral_velocity=float(at_ref[1]),
+                                             heading_rate=msg.twist.angular.z)
+        velocity.header.stamp, velocity.header.frame_id = msg.header.stamp, msg.child_frame_id
+        return velocity
