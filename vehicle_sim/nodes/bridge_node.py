@@ -166,8 +166,9 @@ class BridgeNode(Node):
         next_stats = time.monotonic() + period
         while not self._stop.is_set():
             k, due = self.frames.next_deadline()
-            if due > time.monotonic():
-                time.sleep(due - time.monotonic())
+            wait = due - time.monotonic()  # one reading: a sleep is never given a negative time
+            if wait > 0.0:
+                time.sleep(wait)
             now = time.monotonic()
             self.made_late.add(max(0.0, now - due))
             try:

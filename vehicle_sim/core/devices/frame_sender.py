@@ -14,9 +14,17 @@ the rig sees a gap, and never a repeated pose from a simulator that stopped (its
 watchdog then acts).
 
 Lateness here is when the frame left: the time past the deadline [ns] as the compiled loop
-read the clock before ``sendto``. Frames are handed over in a ring of ``SLOTS`` buffers, each
-tagged with its deadline index; the Python side writes a slot the sender is not reading (it
-reads the newest, written a period before the next one is).
+read the clock before ``sendto``. After an overrun the loop goes on with the first deadline
+still ahead (no burst to catch up; the frames of the deadlines skipped are not sent).
+
+Hand-over: frame k goes to slot ``k % SLOTS`` of a ring, tagged with k after its bytes; the
+loop sends slot k's bytes only if its tag is k, from a copy taken before it checks the tag
+again (so a slot the Python side refilled meanwhile, SLOTS periods later, is never sent torn).
+This relies on the stores of one thread being seen in program order by the other, which
+x86-64 guarantees (TSO) and this project's machines are; and the loop's polling keeps an
+opaque call (the sleep) in each turn, so the compiler reads the shared values anew each time.
+On a weakly ordered CPU (aarch64) a frame could leave with some of the bytes its slot held
+before: binary frames carry a CRC the rig checks, text frames do not.
 """
 from __future__ import annotations
 
@@ -47,7 +55,8 @@ MSG_DONTWAIT = 0x40
 EINTR = 4
 NS = 1_000_000_000
 
-# control: written by Python, read by the loop (T0_NS by both: a re-anchor after a stall)
+# control: STOP and NEWEST (the newest frame put, -1 before any) written by Python, T0_NS once
+# before the loop starts, DONE_K (the deadline index the loop is at) by the loop
 STOP, NEWEST, T0_NS, DONE_K = range(4)
 # stats: written by the loop only
 IN_LOOP, TICKS, SENT, ERRORS, LAST_ERRNO, OVERRUNS, MISSED, LATE = range(8)
@@ -69,15 +78,15 @@ def _now_ns(ts: np.ndarray) -> int:
 
 
 @numba.njit(nogil=True, cache=True)
-def _send_loop(period_ns: int, reanchor_periods: int, fd: int, address: np.ndarray,
-               slots: np.ndarray, lengths: np.ndarray, tags: np.ndarray, control: np.ndarray,
-               stats: np.ndarray, lateness: np.ndarray, ts: np.ndarray) -> None:
+def _send_loop(period_ns: int, fd: int, address: np.ndarray, slots: np.ndarray,
+               lengths: np.ndarray, tags: np.ndarray, control: np.ndarray, stats: np.ndarray,
+               lateness: np.ndarray, ts: np.ndarray, copy: np.ndarray) -> None:
     """Until control[STOP]: sleep to deadline k, send the frame tagged k (module docstring)."""
     stats[IN_LOOP] = 1
-    k = 0
+    t0, k = control[T0_NS], 0
     while control[STOP] == 0:
         k += 1
-        deadline = control[T0_NS] + k * period_ns
+        deadline = t0 + k * period_ns
         ts[0], ts[1] = deadline // NS, deadline % NS
         while _clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ts.ctypes.data, 0) == EINTR:
             ts[0], ts[1] = deadline // NS, deadline % NS
@@ -85,22 +94,21 @@ def _send_loop(period_ns: int, reanchor_periods: int, fd: int, address: np.ndarr
             break
         now = _now_ns(ts)
         control[DONE_K] = k  # first: from now on the Python side makes frame k + 1
-        newest = control[NEWEST]
-        if newest >= 0:  # frames are coming: wait up to GRACE of a period for frame k
-            slot = newest % slots.shape[0]
-            if tags[slot] < k:
+        slot = k % slots.shape[0]
+        if control[NEWEST] >= 0:  # frames are coming: wait up to GRACE of a period for frame k
+            if tags[slot] != k:
                 stats[LATE] += 1
                 while tags[slot] < k and now - deadline < period_ns * GRACE:
                     ts[0], ts[1] = 0, POLL_NS
                     _clock_nanosleep(CLOCK_MONOTONIC, 0, ts.ctypes.data, 0)
                     now = _now_ns(ts)
-                    newest = control[NEWEST]
-                    slot = newest % slots.shape[0]
-            if tags[slot] != k:
+            n = lengths[slot]
+            copy[:n] = slots[slot, :n]
+            if tags[slot] != k:  # not made in time (or refilled while copied: SLOTS late)
                 stats[MISSED] += 1
-            elif lengths[slot] > 0 and fd >= 0:
-                if _sendto(fd, slots[slot].ctypes.data, lengths[slot], MSG_DONTWAIT,
-                           address.ctypes.data, address.size) < 0:
+            elif n > 0 and fd >= 0:
+                if _sendto(fd, copy.ctypes.data, n, MSG_DONTWAIT, address.ctypes.data,
+                           address.size) < 0:
                     stats[ERRORS] += 1
                     stats[LAST_ERRNO] = _errno_location()[0]
                 else:
@@ -108,10 +116,10 @@ def _send_loop(period_ns: int, reanchor_periods: int, fd: int, address: np.ndarr
         late = now - deadline
         lateness[stats[TICKS] % lateness.size] = max(late, 0)
         stats[TICKS] += 1
-        if late > period_ns:
+        if late > period_ns:  # the next deadline: the first still ahead
             stats[OVERRUNS] += 1
-            if late > reanchor_periods * period_ns:  # a stall: deadline k + 1 a period from
-                control[T0_NS] = deadline + late - k * period_ns  # now, no burst to catch up
+            k = (now - t0) // period_ns
+            control[DONE_K] = k  # the Python side makes no frame for the deadlines skipped
 
 
 def _sockaddr(host: str, port: int) -> np.ndarray:
@@ -124,8 +132,8 @@ def _sockaddr(host: str, port: int) -> np.ndarray:
 def warm_up() -> None:
     """The loop compiled, or loaded from numba's cache (returns at once: stopped)."""
     u8, i64 = np.zeros(16, np.uint8), np.zeros(4, np.int64)
-    _send_loop(1, 1, -1, u8, np.zeros((1, 1), np.uint8), i64, i64, np.array([1, -1, 0, 0]),
-               np.zeros(8, np.int64), np.zeros(1, np.int64), np.zeros(2, np.int64))
+    _send_loop(1, -1, u8, np.zeros((1, 1), np.uint8), i64, i64, np.array([1, -1, 0, 0]),
+               np.zeros(8, np.int64), np.zeros(1, np.int64), np.zeros(2, np.int64), u8)
     _now_ns(np.zeros(2, np.int64))
 
 
@@ -137,13 +145,11 @@ class FrameSender:
     ``next_deadline`` which frame to make and when it is due, and ``put``s it."""
 
     def __init__(self, period_s: float, frame_bytes: int,
-                 address: tuple[str, int] | None = None, reanchor_periods: int = 100,
-                 lead_s: float = FRAME_LEAD_S):
+                 address: tuple[str, int] | None = None, lead_s: float = FRAME_LEAD_S):
         if not 0.0 < period_s < float("inf") or frame_bytes < 1:
             raise ValueError("FrameSender: period_s must be > 0 and frame_bytes >= 1")
         self.period_ns = round(period_s * NS)
         self.lead_s = min(lead_s, 0.5 * period_s)
-        self._reanchor = reanchor_periods
         self.address = address
         self._address = _sockaddr(*address) if address else np.zeros(16, np.uint8)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM) if address else None
@@ -155,7 +161,6 @@ class FrameSender:
         self.stats = np.zeros(8, np.int64)
         self._lateness = np.zeros(CAPACITY, np.int64)
         self._read = 0  # lateness samples taken so far
-        self._put = -1  # the newest frame's sequence number
         self._last_k = 0  # the newest deadline index a frame was made for
         self._thread: threading.Thread | None = None
         self.refused = ""  # why the sender's thread runs with normal scheduling, if it does
@@ -174,9 +179,9 @@ class FrameSender:
     def _run(self, priority: int) -> None:
         tighten_timer_slack()
         self.refused = set_realtime_priority(priority)
-        _send_loop(self.period_ns, self._reanchor, self._fd, self._address, self._slots,
-                   self._lengths, self._tags, self._control, self.stats, self._lateness,
-                   np.zeros(2, np.int64))
+        _send_loop(self.period_ns, self._fd, self._address, self._slots, self._lengths,
+                   self._tags, self._control, self.stats, self._lateness, np.zeros(2, np.int64),
+                   np.zeros(self._slots.shape[1], np.uint8))
 
     def stop(self) -> None:
         """Ends the loop (within a period) and closes the socket."""
@@ -198,20 +203,19 @@ class FrameSender:
     def put(self, k: int, payload: bytes | None) -> None:
         """Frame ``k`` (``next_deadline``); None: nothing to send at that deadline (a link
         held down), which is no miss."""
-        seq = self._put + 1
-        slot = seq % SLOTS
+        slot = k % SLOTS
         n = 0 if payload is None else len(payload)
         if n > self._slots.shape[1]:
             raise ValueError(f"frame of {n} bytes, more than the {self._slots.shape[1]} laid out")
         if n:
             self._slots[slot, :n] = np.frombuffer(payload, np.uint8)
         self._lengths[slot] = n
-        self._tags[slot] = k
-        self._control[NEWEST] = self._put = seq  # last: the slot is complete
+        self._tags[slot] = k  # after the bytes: the slot is complete (module docstring)
+        self._control[NEWEST] = k
 
     def take_lateness(self) -> np.ndarray:
-        """The wake-up lateness [s] of the deadlines passed since the last call (at most
-        CAPACITY of them)."""
+        """The lateness [s] of the deadlines passed since the last call (at most CAPACITY of
+        them): when each frame left, or when the loop gave a missed one up."""
         ticks = int(self.stats[TICKS])
         start = max(self._read, ticks - CAPACITY)
         self._read = ticks

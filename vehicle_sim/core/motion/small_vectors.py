@@ -1,6 +1,7 @@
 """Clamp and cross product for the platform loop's 3- and 6-vectors, at a fraction of numpy's
 ``clip`` and ``cross`` (whose argument handling costs ~3 and ~15 us a call: a 500 Hz loop makes
-a dozen such calls per frame). The same arithmetic in the same order, so the same bits."""
+a dozen such calls per frame). The same arithmetic in the same order, so the same values (a
+value equal to a zero bound may come out +0 where ``np.clip`` keeps -0)."""
 from __future__ import annotations
 
 import numpy as np
