@@ -137,6 +137,16 @@ def warm_up() -> None:
     _now_ns(np.zeros(2, np.int64))
 
 
+class _Count:
+    """A count of the loop's stats array, read as an int attribute."""
+
+    def __init__(self, index: int, doc: str):
+        self.index, self.__doc__ = index, doc
+
+    def __get__(self, sender: FrameSender, owner: type) -> int:
+        return int(sender.stats[self.index])
+
+
 class FrameSender:
     """Sends each platform frame at its deadline from a compiled loop (module docstring).
 
@@ -223,32 +233,15 @@ class FrameSender:
         return self._lateness[idx] / NS
 
     @property
-    def deadlines(self) -> int:
-        """Deadlines passed so far."""
-        return int(self.stats[TICKS])
-
-    @property
-    def sent(self) -> int:
-        return int(self.stats[SENT])
-
-    @property
-    def errors(self) -> int:
-        return int(self.stats[ERRORS])
-
-    @property
     def last_error(self) -> str:
         """The OS's words for the last failed send, or ""."""
         return os.strerror(int(self.stats[LAST_ERRNO])) if self.stats[ERRORS] else ""
 
-    @property
-    def late(self) -> int:
-        """Frames not made by their deadline (sent late, or missed)."""
-        return int(self.stats[LATE])
-
-    @property
-    def missed(self) -> int:
-        return int(self.stats[MISSED])
-
-    @property
-    def overruns(self) -> int:
-        return int(self.stats[OVERRUNS])
+    # counts so far, read from the loop's stats
+    deadlines = _Count(TICKS, "deadlines passed")
+    sent = _Count(SENT, "frames sent")
+    errors = _Count(ERRORS, "sends the OS refused")
+    late = _Count(LATE, "frames not made by their deadline (sent late, or missed)")
+    missed = _Count(MISSED, "frames not sent: not made within GRACE of a period of their "
+                            "deadline")
+    overruns = _Count(OVERRUNS, "deadlines the loop woke more than a period late for")
