@@ -34,8 +34,10 @@ def start_runner(*args: str) -> tuple[subprocess.Popen, list[str]]:
     return proc, lines
 
 
-def kill_dynamics() -> None:
-    pids = subprocess.run(["pgrep", "-f", "dynamics_node --ros-args -r __node:=dynamics"],
+def kill_dynamics(runner: subprocess.Popen) -> None:
+    """SIGKILL this runner's dynamics node (its child: never another run's on the machine)."""
+    pids = subprocess.run(["pgrep", "-P", str(runner.pid), "-f",
+                           "dynamics_node --ros-args -r __node:=dynamics"],
                           capture_output=True, text=True).stdout.split()
     assert pids, "dynamics process not found"
     for pid in pids:
@@ -146,7 +148,7 @@ def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
 
 def test_a_dying_node_shuts_the_run_down(tmp_path):
     proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
-    kill_dynamics()
+    kill_dynamics(proc)
     out = "".join(lines) + proc.communicate(timeout=60)[0]
     assert proc.returncode == 1, out
     assert "dynamics exited with code -9" in out and "sim_monitor: exit 0" in out
@@ -222,7 +224,7 @@ def test_a_node_declared_respawn_is_restarted(tmp_path):
         "  - {name: sim_monitor, executable: sim_monitor, args: [duration, record_dir]}\n")
     proc, lines = start_runner("--scenario", str(scenario), "--mode", "realtime",
                                "--duration", "4", "--record_dir", str(tmp_path))
-    kill_dynamics()
+    kill_dynamics(proc)
     out = "".join(lines) + proc.communicate(timeout=90)[0]
     assert proc.returncode == 0, out
     assert "respawning in 0.5 s" in out and "respawned 1x" in out
