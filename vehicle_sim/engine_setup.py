@@ -7,7 +7,8 @@ it, as at a node's start). No ROS import.
 The engine runs the scenario's dynamics, traffic, ego driver, imu and gps nodes, and its accident
 node if it has one, as cores (one of each); a scenario without them, with more than one traffic
 node (shards) or with a schedule of faults is refused: the engine cannot run it as the graph
-would.
+would. With ``record true`` it records its own edges with the parameters of the scenario's
+recorder node, read the same way (recorder_params).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.engine.params import EngineParams
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
+from vehicle_sim.recording import RecorderParams
 
 # the executables the engine runs as cores, and each one's parameters
 CORES = {"dynamics_node": ("dynamics", DynamicsParams), "traffic_node": ("traffic",
@@ -33,7 +35,7 @@ OPTIONAL = frozenset({"accident_node"})  # cores a scenario may leave out
 # what the engine leaves out, and why (refused: the engine's run would not be the graph's)
 LEFT_OUT = {"bridge_node": "no rig and no stack: the autopilot drives the ego directly",
             "sim_monitor": "the engine writes the run summary itself",
-            "recorder_node": "the engine's edges go to any recorder on the ROS graph",
+            "recorder_node": "the engine records its own edges (record true)",
             "ground_truth_node": "runs beside the engine, reading its edges (graph."
                                  "ENGINE_READERS): as fast as they come, not in lockstep"}
 
@@ -110,6 +112,17 @@ def engine_params(scenario: graph.Scenario, args: dict[str, str]) -> EngineParam
     p = EngineParams(**found)
     check_rates(p)
     return p
+
+
+def recorder_params(scenario: graph.Scenario, args: dict[str, str]) -> RecorderParams | None:
+    """What the scenario's recorder node would record (its parameters, read as a core's), or
+    None when it starts none (record false, or no recorder node declared)."""
+    recorders = [n for n in graph.active_nodes(scenario, args)
+                 if n.executable == "recorder_node"]
+    if len(recorders) > 1:
+        raise ConfigError("scenario", recorders[1].name, "a second recorder_node: the engine "
+                          "writes one recording")
+    return core_params(RecorderParams, recorders[0], args, scenario) if recorders else None
 
 
 def check_rates(p: EngineParams) -> None:

@@ -177,7 +177,8 @@ class Process:
 
 # the process of launch argument engine:=true (nodes.engine_node); ends the run when it exits
 ENGINE_NODE = NodeSpec(name="engine", executable="engine_node",
-                       args=("scenario", "seed", "duration", "record_dir", "base_link"))
+                       args=("scenario", "seed", "duration", "record", "record_dir",
+                             "base_link"))
 
 # the program that runs several nodes in one process (vehicle_sim.nodes.compose)
 COMPOSE_EXECUTABLE = "vehicle_sim_compose"
@@ -297,9 +298,6 @@ def resolve_args(given: dict[str, str]) -> dict[str, str]:
     if args["engine"] == "true" and args["mode"] == "realtime":
         raise ConfigError("launch arguments", "engine", "the engine runs batch runs, as fast as "
                           "the machine goes: give mode lockstep (or fast)")
-    if args["engine"] == "true" and args["record"] == "true":
-        raise ConfigError("launch arguments", "engine", "the engine has no recorder yet: run "
-                          "the node graph to record (engine false)")
     return args
 
 

@@ -10,7 +10,7 @@ import pytest
 from vehicle_sim import graph
 from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.engine.urban import UrbanEngine
-from vehicle_sim.engine_setup import engine_params, left_out
+from vehicle_sim.engine_setup import engine_params, left_out, recorder_params
 from vehicle_sim.paths import config_path
 
 SECONDS = 3.0
@@ -184,11 +184,25 @@ def test_a_bad_parameter_in_a_cores_file_is_refused_naming_it(tmp_path):
         engine_params(graph.load_scenario(str(path)), graph.resolve_args({"mode": "lockstep"}))
 
 
-def test_the_engine_is_refused_in_real_time_and_with_a_recording():
+def test_the_engine_is_refused_in_real_time_and_records_with_the_recorders_parameters():
     with pytest.raises(ConfigError, match="mode lockstep"):
         graph.resolve_args({"engine": "true"})
-    with pytest.raises(ConfigError, match="no recorder"):
-        graph.resolve_args({"engine": "true", "mode": "lockstep", "record": "true"})
+    # record true: no recorder process beside the engine, the engine records what the
+    # scenario's recorder node would, into the folder it would
+    args = graph.resolve_args({"engine": "true", "mode": "lockstep", "record": "true",
+                               "record_dir": "/tmp/there"})
+    scenario = graph.load_scenario("urban")
+    assert [p.nodes[0].executable for p in graph.processes(scenario, args)] == [
+        "engine_node", "ground_truth_node"]
+    given = graph.node_parameters(graph.ENGINE_NODE, args, scenario)
+    assert given["record"] is True and given["record_dir"] == "/tmp/there"
+    recorder = recorder_params(scenario, args)
+    assert recorder.record_dir == "/tmp/there" and not recorder.lockstep
+    assert recorder.wanted("/vehicle/state", "vehicle_sim/msg/VehicleState")
+    assert not recorder.wanted("/vehicle/state_raw", "vehicle_sim/msg/VehicleState")
+    assert "recorder (recorder_node): the engine records its own edges (record true)" in \
+        left_out(scenario, args)
+    assert recorder_params(scenario, graph.resolve_args({"mode": "lockstep"})) is None
     args = graph.resolve_args({"engine": "true", "mode": "fast"})
     scenario = graph.load_scenario("urban")
     engine, *readers = graph.processes(scenario, args)

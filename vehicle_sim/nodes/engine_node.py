@@ -6,20 +6,24 @@ place of the scenario's nodes; their parameters come from the same declaration
 (vehicle_sim.engine_setup), so the same cores run with the same parameters and seed.
 
 Edges (the topics and QoS of the nodes they stand for; a message is built only while some
-reader is matched, so an edge nobody reads costs nothing): ``/clock``, ``vehicle/state``,
-``vehicle/state_raw``, ``odom`` (base_link at ``base_link``) and ``/tf``, ``imu/data`` (these
-as CDR bytes packed from the core's values, state_cdr), ``gnss/fix``, ``gnss/velocity``,
-``traffic/agents`` (CDR from the arrays), ``traffic/lights``,
+reader is matched or its topic is recorded, so an edge nobody reads costs nothing):
+``/clock``, ``vehicle/state``, ``vehicle/state_raw``, ``odom`` (base_link at ``base_link``)
+and ``/tf``, ``imu/data`` (these as CDR bytes packed from the core's values, state_cdr),
+``gnss/fix``, ``gnss/velocity``, ``traffic/agents`` (CDR from the arrays), ``traffic/lights``,
 ``autonomy/control`` (the autopilot's commands), ``accidents`` (AccidentEvent, the accident
-node's law: core.accident.watch). The engine waits for no reader (``wait_for_nodes`` holds
-only its start): the writers keep the nodes' keep-last histories, so a reader that falls behind
-by more than one history misses messages; a stack that must see every one runs the node graph
-in lockstep.
+node's law: core.accident.watch), ``/tf_static`` (the sensor mounts and map -> odom,
+latched). The engine waits for no reader (``wait_for_nodes`` holds only its start): the writers
+keep the nodes' keep-last histories, so a reader that falls behind by more than one history
+misses messages; a stack that must see every one runs the node graph in lockstep (a recording
+must not: ``record``, below).
 Ego contacts go to the log; the ego's damage and the run summary go to the summary (printed at
-the end and written to ``record_dir`` as the sim_monitor does). Not run (refused with exit 2
-where the run would differ, see engine_setup): fault schedules, shards; left out with one log
-line each: the bridge (no rig, no stack: the autopilot drives), the ground-truth node, the
-monitor (its summary is written here), the recorder.
+the end and written to ``record_dir`` as the sim_monitor does). With ``record`` the engine
+records its own edges in-process (nodes.edge_recording): every message of a topic the
+scenario's recorder node would record goes to an MCAP file in ``record_dir`` as it leaves, read
+or not, so the recording is never thinned. Not run (refused with exit 2 where the run would
+differ, see engine_setup): fault schedules, shards; left out with one log line each: the bridge
+(no rig, no stack: the autopilot drives), the ground-truth node, the monitor (its summary is
+written here), the recorder (the engine records).
 
 Time: sim time only, from the engine's steps (no wall clock in the loop), so a seed repeats a
 run byte for byte; the run ends at ``duration`` (the summary covers [0, duration]).
@@ -48,7 +52,7 @@ from vehicle_sim.core.run_summary import write_summary
 from vehicle_sim.core.sensors.gnss import GnssFix
 from vehicle_sim.core.sensors.imu import ImuSample
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
-from vehicle_sim.engine_setup import engine_params, left_out
+from vehicle_sim.engine_setup import engine_params, left_out, recorder_params
 from vehicle_sim.msg import (
     AccidentEvent,
     TrafficAgentArray,
@@ -59,11 +63,11 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos, state_cdr
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.accident_node import event_msg
+from vehicle_sim.nodes.edge_recording import Edge, EdgeRecording
 from vehicle_sim.nodes.gps_node import gnss_velocity, navsatfix
 from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
-from vehicle_sim.nodes.reach import has_reader
 from vehicle_sim.nodes.sensor_common import sensor_mount_tf
 from vehicle_sim.nodes.tf_publisher import StateOutputs
 from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
@@ -81,33 +85,46 @@ class EngineNode(Node):
         self.set_parameters([Parameter("use_sim_time", value=False)])
         scenario = graph.load_scenario(self.p.scenario)
         args = graph.resolve_args({"scenario": self.p.scenario, "seed": str(self.p.seed),
-                                   "mode": "lockstep", "base_link": self.p.base_link})
+                                   "mode": "lockstep", "base_link": self.p.base_link,
+                                   "record": str(self.p.record).lower(),
+                                   "record_dir": self.p.record_dir})
         self.ep = engine_params(scenario, args)  # ConfigError: the node refuses to start
         for line in left_out(scenario, args):
             self.get_logger().info(f"not in the engine: {line}")
+        recorder = recorder_params(scenario, args)
+        if self.p.record and recorder is None:
+            self.get_logger().warning("record true, but the scenario declares no recorder "
+                                      "node: nothing is recorded")
+        rec = self.recording = EdgeRecording(self, recorder) if recorder is not None else None
         d = self.ep.dynamics
         self.frame_id, self.base_frame, self.model_name = d.odom_frame, d.base_frame, d.model
-        self.pub_clock = self.create_publisher(Clock, "/clock", qos.RELIABLE_STREAM)
-        self.pub_imu = self._sensor_publisher(Imu, self.ep.imu.imu_topic)
-        self.pub_fix = self._sensor_publisher(NavSatFix, self.ep.gps.fix_topic)
-        self.pub_vel = (self._sensor_publisher(TwistWithCovarianceStamped,
-                                               self.ep.gps.velocity_topic)
+        self.clock_out = Edge(self.create_publisher(Clock, "/clock", qos.RELIABLE_STREAM), rec)
+        self.imu_out = Edge(self._sensor_publisher(Imu, self.ep.imu.imu_topic), rec)
+        self.fix_out = Edge(self._sensor_publisher(NavSatFix, self.ep.gps.fix_topic), rec)
+        self.vel_out = (Edge(self._sensor_publisher(TwistWithCovarianceStamped,
+                                                    self.ep.gps.velocity_topic), rec)
                         if self.ep.gps.velocity_topic else None)
-        self.pub_agents = self.create_publisher(TrafficAgentArray, "traffic/agents",
-                                                qos.LARGE_STREAM)
-        self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", qos.LIGHTS)
-        self.pub_command = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
-        self.pub_accidents = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
+        self.agents_out = Edge(self.create_publisher(TrafficAgentArray, "traffic/agents",
+                                                     qos.LARGE_STREAM), rec)
+        self.lights_out = Edge(self.create_publisher(TrafficLightArray, "traffic/lights",
+                                                     qos.LIGHTS), rec)
+        self.command_out = Edge(self.create_publisher(VehicleControl, "autonomy/control",
+                                                      qos.COMMAND), rec)
+        # events are latched (transient local): every one is sent, read or not
+        self.accidents_out = Edge(self.create_publisher(AccidentEvent, "accidents", qos.EVENT),
+                                  rec, latched=True)
         self.engine = UrbanEngine(self.ep, self)
         # the sensor frames, as the sensor nodes give them (stamped at sim time 0)
         imu, gnss = self.engine.imu.params, self.engine.gnss.params
         self._mounts = [sensor_mount_tf(self, self.ep.imu, imu.lever_arm_m, imu.mounting_rpy_rad,
-                                        conv.stamp(0)),
+                                        conv.stamp(0), rec),
                         sensor_mount_tf(self, self.ep.gps, gnss.antenna_lever_arm_m,
-                                        (0.0, 0.0, 0.0), conv.stamp(0))]
+                                        (0.0, 0.0, 0.0), conv.stamp(0), rec)]
         # the dynamics node's outputs (raw state reliable, as in its batch modes)
         self.outputs = StateOutputs(self, d, vehicle_reference_m(
-            self.p.base_link, self.engine.vehicle, d.model), qos.RELIABLE_STREAM)
+            self.p.base_link, self.engine.vehicle, d.model), qos.RELIABLE_STREAM, rec)
+        if rec is not None:  # every edge is added: the channels offer all their publishers' QoS
+            rec.start()
         network = self.engine.world.sim.network
         self.encoder = tm.AgentEncoder(network.lane_names)
         self.imu_encoder = state_cdr.ImuEncoder(self.ep.imu.frame_id)
@@ -187,53 +204,57 @@ class EngineNode(Node):
         s.notes.append("lockstep engine: the scenario's cores in one process")
         print(write_summary(s, self.p.record_dir, self.engine.accident_details,
                             self.engine.damage_book(self.ego_damage)), flush=True)
+        if self.recording is not None:  # a frame still running writes no more to it
+            self.get_logger().info(self.recording.finish())
         if not running:
             self.engine.close()
 
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
-    # ---- edges (core.engine.urban.Edges) ---------------------------------------------------
+    # ---- edges (core.engine.urban.Edges): each message built only when read or recorded ---
+    # (t_ns: the sim time it leaves at; a GNSS fix leaves at its release, the engine's time)
     def clock(self, t_ns: int) -> None:
-        if has_reader(self.pub_clock):
-            self.pub_clock.publish(state_cdr.clock(t_ns))
+        if self.clock_out.wanted():
+            self.clock_out.send(t_ns, state_cdr.clock(t_ns))
 
     def vehicle(self, t_ns: int, snap: VehicleSnapshot, raw: bool, state: bool) -> None:
         self.outputs.publish(snap, t_ns, raw, state)
 
     def imu(self, t_ns: int, sample: ImuSample) -> None:
-        if has_reader(self.pub_imu):
-            self.pub_imu.publish(self.imu_encoder.encode(sample, t_ns))
+        if self.imu_out.wanted():
+            self.imu_out.send(t_ns, self.imu_encoder.encode(sample, t_ns))
 
     def fix(self, fix: GnssFix) -> None:
-        if has_reader(self.pub_fix):
-            self.pub_fix.publish(navsatfix(fix, self.ep.gps.frame_id))
-        if (self.pub_vel is not None and fix.velocity_enu_mps is not None
-                and has_reader(self.pub_vel)):
-            self.pub_vel.publish(gnss_velocity(fix, self.ep.gps.frame_id))
+        t_ns = self.engine.t_ns
+        if self.fix_out.wanted():
+            self.fix_out.send(t_ns, navsatfix(fix, self.ep.gps.frame_id))
+        if (self.vel_out is not None and fix.velocity_enu_mps is not None
+                and self.vel_out.wanted()):
+            self.vel_out.send(t_ns, gnss_velocity(fix, self.ep.gps.frame_id))
 
     def traffic(self, t_ns: int, agents: dict[str, np.ndarray],
                 lights: tuple[list[str], np.ndarray]) -> None:
         frame, source = self.ep.traffic.frame_id, "traffic"
-        if has_reader(self.pub_agents):
+        if self.agents_out.wanted():
             owner = np.full(len(agents["uid"]), self.ep.traffic.shard_index)
-            self.pub_agents.publish(self.encoder.encode(agents, owner, t_ns, frame, source))
+            self.agents_out.send(t_ns, self.encoder.encode(agents, owner, t_ns, frame, source))
         ped_names, ped = self.engine.world.sim.pedestrian_states()
-        if has_reader(self.pub_lights) and self.lights_gate.due(t_ns, lights[1], ped):
-            self.pub_lights.publish(tm.lights_msg(lights[0], lights[1], self.light_xy,
-                                                  ped_names, ped, self.ped_xy, t_ns, frame,
-                                                  source))
+        if self.lights_out.wanted() and self.lights_gate.due(t_ns, lights[1], ped):
+            self.lights_out.send(t_ns, tm.lights_msg(lights[0], lights[1], self.light_xy,
+                                                     ped_names, ped, self.ped_xy, t_ns, frame,
+                                                     source))
 
     def command(self, t_ns: int, cmd: Command) -> None:
-        if has_reader(self.pub_command):
+        if self.command_out.wanted():
             out = VehicleControl(steering_angle=cmd.steer_rad, throttle=cmd.throttle,
                                  brake=cmd.brake, gear=cmd.gear)
             out.header.stamp = conv.stamp(t_ns)
-            self.pub_command.publish(out)
+            self.command_out.send(t_ns, out)
 
     def accident(self, event: Event) -> None:
         msg = event_msg(event, self.engine.summary.accidents, self.ep.accident.frame_id)
-        self.pub_accidents.publish(msg)
+        self.accidents_out.send(self.engine.t_ns, msg)
         self.get_logger().info(
             f"accident {msg.id} at t={event.contact.t_ns * 1e-9:.3f} s: {msg.actor} -> "
             f"{msg.victim}, {msg.impact_speed:.1f} m/s")

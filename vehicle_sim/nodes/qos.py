@@ -10,6 +10,8 @@ They are read once when the publisher is created.
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 
+from vehicle_sim.recording import OfferedQos
+
 
 def _keep_last(depth: int, reliable: bool, transient_local: bool = False) -> QoSProfile:
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
@@ -80,3 +82,16 @@ def overridable() -> QoSOverridingOptions:
     """Options for ``create_publisher(..., qos_overriding_options=overridable())``: reliability,
     durability, history and depth can be overridden per topic (module docstring)."""
     return QoSOverridingOptions.with_default_policies()
+
+
+def offered(profile: QoSProfile) -> OfferedQos:
+    """An rclpy QoS profile in rosbag2's terms (enum names lower-cased are the rmw strings): what
+    a recording's channel says its publishers offered (vehicle_sim.recording)."""
+    return OfferedQos(
+        history=profile.history.name.lower(), depth=int(profile.depth),
+        reliability=profile.reliability.name.lower(),
+        durability=profile.durability.name.lower(),
+        deadline_ns=profile.deadline.nanoseconds, lifespan_ns=profile.lifespan.nanoseconds,
+        liveliness=profile.liveliness.name.lower(),
+        liveliness_lease_duration_ns=profile.liveliness_lease_duration.nanoseconds,
+        avoid_ros_namespace_conventions=profile.avoid_ros_namespace_conventions)

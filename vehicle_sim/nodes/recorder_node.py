@@ -16,12 +16,8 @@ dynamics re-sends while a frame is stalled (same stamp as the last one) is recor
 """
 from __future__ import annotations
 
-import os
 import struct
-import time
-from pathlib import Path
 
-from mcap.writer import Writer
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -29,14 +25,9 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
-from vehicle_sim.recording import (
-    OfferedQos,
-    RecordedTopic,
-    RecorderParams,
-    bag_metadata_yaml,
-    offered_qos_yaml,
-    ros2msg_schema,
-)
+from vehicle_sim.nodes.qos import offered
+from vehicle_sim.recording import RecorderParams, offered_qos_yaml, ros2msg_schema
+from vehicle_sim.recording_writer import McapRecording
 
 
 def _like(publisher_qos: QoSProfile) -> QoSProfile:
@@ -63,36 +54,16 @@ KNOWN_TOPICS = {
 }
 
 
-def offered(profile: QoSProfile) -> OfferedQos:
-    """An rclpy QoS profile in rosbag2's terms (enum names lower-cased are the rmw strings)."""
-    return OfferedQos(
-        history=profile.history.name.lower(), depth=int(profile.depth),
-        reliability=profile.reliability.name.lower(),
-        durability=profile.durability.name.lower(),
-        deadline_ns=profile.deadline.nanoseconds, lifespan_ns=profile.lifespan.nanoseconds,
-        liveliness=profile.liveliness.name.lower(),
-        liveliness_lease_duration_ns=profile.liveliness_lease_duration.nanoseconds,
-        avoid_ros_namespace_conventions=profile.avoid_ros_namespace_conventions)
-
-
 class RecorderNode(Node):
     def __init__(self, **options) -> None:
         super().__init__("recorder", **options)
         self.p = declare_and_load(self, RecorderParams)
-        out = Path(self.p.record_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        self.path = out / f"vehicle_sim-{time.strftime('%Y%m%d-%H%M%S')}.mcap"
-        self._file = open(self.path, "wb")
-        self.writer = Writer(self._file)
-        self.writer.start(profile="ros2", library="vehicle_sim recorder")
+        self.recording = McapRecording(self.p.record_dir, self.p.map_file,
+                                       "vehicle_sim recorder")
+        self.path = self.recording.path
         self._types: dict[str, str] = {}  # topic -> type, '' = not recordable
         self._declared: dict[str, QoSProfile] = {}  # publisher QoS of KNOWN_TOPICS
-        self._channels: dict[str, int] = {}
-        self._qos_yaml: dict[str, str] = {}
         self._schema_text: dict[str, str] = {}
-        self.counts: dict[str, int] = {}
-        self._first_ns: int | None = None
-        self._last_ns = 0
         self._state_ns = -1  # stamp of the last vehicle state recorded [ns]
         self.lockstep = (LockstepPeer(self, lambda t_ns: self._state_ns >= t_ns,
                                       lambda t_ns: (0, 0), lambda: None)
@@ -135,21 +106,14 @@ class RecorderNode(Node):
         self.create_subscription(msg_type, topic,
                                  lambda data, t=topic: self._write(t, data), profile, raw=True)
 
-    def _channel(self, topic: str) -> int:
+    def _channel(self, topic: str) -> None:
         """Register the topic's channel at its first message: its publishers are known now."""
-        datatype = self._types[topic]
         infos = self.get_publishers_info_by_topic(topic)
         profiles = [offered(i.qos_profile) for i in infos]
         if not profiles and topic in self._declared:
             profiles = [offered(self._declared[topic])]
-        self._qos_yaml[topic] = offered_qos_yaml(profiles)
-        schema_id = self.writer.register_schema(name=datatype, encoding="ros2msg",
-                                                data=self._schema_text[topic].encode())
-        self._channels[topic] = self.writer.register_channel(
-            topic=topic, message_encoding="cdr", schema_id=schema_id,
-            metadata={"offered_qos_profiles": self._qos_yaml[topic], "topic_type_hash": ""})
-        self.counts[topic] = 0
-        return self._channels[topic]
+        self.recording.add_channel(topic, self._types[topic], self._schema_text[topic],
+                                   offered_qos_yaml(profiles))
 
     def _qos_for(self, topic: str) -> QoSProfile:
         infos = self.get_publishers_info_by_topic(topic)
@@ -168,32 +132,16 @@ class RecorderNode(Node):
             if t_ns == self._state_ns:  # re-sent by a stalled lockstep frame: recorded once
                 return
             self._state_ns = t_ns
-        channel = self._channels.get(topic)
-        if channel is None:
-            channel = self._channel(topic)
-        now = self.get_clock().now().nanoseconds
-        self._first_ns = now if self._first_ns is None else min(self._first_ns, now)
-        self._last_ns = max(self._last_ns, now)
-        self.writer.add_message(channel_id=channel, log_time=now, data=data,
-                                publish_time=now, sequence=self.counts[topic])
-        self.counts[topic] += 1
+        if not self.recording.has_channel(topic):
+            self._channel(topic)
+        self.recording.add_message(topic, self.get_clock().now().nanoseconds, data)
         if topic == STATE_TOPIC and self.lockstep is not None:
             self.lockstep.pump()
 
     def stop(self) -> None:
-        topics = [RecordedTopic(t, self._types[t], self._qos_yaml[t], n)
-                  for t, n in self.counts.items()]
-        start = self._first_ns or 0
-        self.writer.add_metadata("rosbag2", {
-            "serialized_metadata": bag_metadata_yaml(topics, start, self._last_ns,
-                                                     self.path.name, _distro()),
-            "ROS_DISTRO": _distro()})
-        self.writer.add_metadata("vehicle_sim", {"map_file": self.p.map_file})
-        self.writer.finish()
-        self._file.close()
-        total = sum(self.counts.values())
-        self.get_logger().info(f"wrote {total} messages on {len(self.counts)} topics to "
-                               f"{self.path}")
+        self.recording.finish()
+        self.get_logger().info(f"wrote {self.recording.message_count} messages on "
+                               f"{len(self.recording.counts)} topics to {self.path}")
 
 
 STATE_TOPIC = "/vehicle/state"
@@ -205,10 +153,6 @@ def header_stamp_ns(cdr: bytes) -> int:
     uint32 nanosec)."""
     sec, nanosec = struct.unpack_from("<iI" if cdr[1] & 1 else ">iI", cdr, 4)
     return sec * 10**9 + nanosec
-
-
-def _distro() -> str:
-    return os.environ.get("ROS_DISTRO", "jazzy")
 
 
 def _import(datatype: str):

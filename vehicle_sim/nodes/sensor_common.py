@@ -30,6 +30,7 @@ from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import quaternion_from_rpy, rpy_from_quaternion, to_ns, vec
 from vehicle_sim.nodes.diagnostics import Diagnostics, faults_check
+from vehicle_sim.nodes.edge_recording import Edge, EdgeRecording
 from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.params import declare_and_load
@@ -192,9 +193,11 @@ class SensorNode(Node):
 
 
 def sensor_mount_tf(node: Node, p, xyz: tuple[float, float, float],
-                    rpy: tuple[float, float, float], stamp):
+                    rpy: tuple[float, float, float], stamp,
+                    recording: EdgeRecording | None = None):
     """base_frame -> frame_id of a sensor (``p``: its SensorNodeParams) on /tf_static when
-    tf2_msgs is installed (the publisher, latched), else one info line (None).
+    tf2_msgs is installed (the publisher, latched), else one info line (None); also to the
+    lockstep engine's ``recording`` (edge_recording.EdgeRecording) at the stamp's time.
 
     ``xyz`` is the preset's mount from the CG; the transform gives it from base_link at the
     ``base_link`` reference point (core.frames.mount_from_reference_m)."""
@@ -217,5 +220,6 @@ def sensor_mount_tf(node: Node, p, xyz: tuple[float, float, float],
         (float(c) for c in xyz)
     tf.transform.rotation = quaternion_from_rpy(*(float(a) for a in rpy))
     pub = node.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC)
-    pub.publish(TFMessage(transforms=[tf]))
+    Edge(pub, recording, latched=True).send(stamp.sec * 10**9 + stamp.nanosec,
+                                            TFMessage(transforms=[tf]))
     return pub

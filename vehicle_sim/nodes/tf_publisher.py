@@ -7,7 +7,8 @@ is pinned to (test/ros/test_state_cdr.py).
 ``TfPublisher`` sends odom -> base_link on ``/tf`` for every Odometry (same stamp: the state's
 simulation time) and once, latched, map -> odom on ``/tf_static`` (``odom_in_map``, identity by
 default). QoS as tf2_ros's broadcasters (qos.TF, qos.TF_STATIC). Without tf2_msgs (a ROS
-workspace that lacks it) one log line, and no TF.
+workspace that lacks it) one log line, and no TF. Given the lockstep engine's recording
+(edge_recording), what they send is also recorded where the recorder wants it.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.msg import VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.reach import has_reader
+from vehicle_sim.nodes.edge_recording import Edge, EdgeRecording
 from vehicle_sim.nodes.state_cdr import StateEncoder
 
 
@@ -67,7 +68,7 @@ class TfPublisher:
     """/tf and /tf_static of the dynamics node (``enabled`` False without tf2_msgs)."""
 
     def __init__(self, node: Node, odom_in_map: OdomInMap, map_frame: str, odom_frame: str,
-                 start_ns: int = 0):
+                 start_ns: int = 0, recording: EdgeRecording | None = None):
         self.enabled = False
         try:
             from tf2_msgs.msg import TFMessage
@@ -76,21 +77,23 @@ class TfPublisher:
                                    "map -> odom on /tf_static (odometry is still published)")
             return
         self._message = TFMessage
-        self._pub = node.create_publisher(TFMessage, "/tf", qos.TF)
-        self._pub_static = node.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC)
-        self._pub_static.publish(TFMessage(transforms=[
+        self._out = Edge(node.create_publisher(TFMessage, "/tf", qos.TF), recording)
+        self._static = Edge(node.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC),
+                            recording, latched=True)
+        self._static.send(start_ns, TFMessage(transforms=[
             map_to_odom(odom_in_map, map_frame, odom_frame, start_ns)]))
         self.enabled = True
 
     def read(self) -> bool:
-        """A /tf reader is matched (a tf2 listener, a recorder)."""
-        return self.enabled and self._pub.get_subscription_count() > 0
+        """A /tf reader is matched (a tf2 listener, a recorder) or /tf is recorded."""
+        return self.enabled and self._out.wanted()
 
-    def send(self, tf: bytes) -> None:
-        """odom -> base_link, a TFMessage serialised by state_cdr.StateEncoder (equal to one of
-        ``odometry_transform``; physics thread: rclpy publish is safe)."""
+    def send(self, t_ns: int, tf: bytes) -> None:
+        """odom -> base_link at t_ns [ns], a TFMessage serialised by state_cdr.StateEncoder
+        (equal to one of ``odometry_transform``; physics thread: rclpy publish is safe), after
+        ``read``."""
         if self.enabled:
-            self._pub.publish(tf)
+            self._out.send(t_ns, tf)
 
 
 class StateOutputs:
@@ -98,37 +101,42 @@ class StateOutputs:
     ``vehicle/state`` and ``odom`` (QoS overridable), ``vehicle/state_raw`` (``raw_qos``) and
     /tf, odom and /tf at base_link ``base_r_m`` [m] from the CG (the state stays the CG's).
     The messages go as CDR bytes (state_cdr.StateEncoder: conversions.vehicle_state,
-    reference_odometry and odometry_transform, pinned equal by test/ros/test_state_cdr.py)."""
+    reference_odometry and odometry_transform, pinned equal by test/ros/test_state_cdr.py);
+    with the engine's ``recording``, also to it (edge_recording.Edge)."""
 
-    def __init__(self, node: Node, p, base_r_m: np.ndarray, raw_qos):
+    def __init__(self, node: Node, p, base_r_m: np.ndarray, raw_qos,
+                 recording: EdgeRecording | None = None):
         self.pub_state = node.create_publisher(VehicleState, "vehicle/state", qos.STATE,
                                                qos_overriding_options=qos.overridable())
         self.pub_raw = node.create_publisher(VehicleState, "vehicle/state_raw", raw_qos)
         self.pub_odom = node.create_publisher(Odometry, "odom", qos.STATE,
                                               qos_overriding_options=qos.overridable())
+        self._state, self._raw, self._odom = (Edge(pub, recording) for pub in (
+            self.pub_state, self.pub_raw, self.pub_odom))
         self.base_r_m = base_r_m
         # p: DynamicsParams (odom_in_map, map_frame, odom_frame, publish_tf)
-        self.tf = (TfPublisher(node, p.odom_in_map, p.map_frame, p.odom_frame)
-                   if p.publish_tf else None)
+        self.tf = (TfPublisher(node, p.odom_in_map, p.map_frame, p.odom_frame,
+                               recording=recording) if p.publish_tf else None)
         self.encoder = StateEncoder(p.odom_frame, p.base_frame, p.model, base_r_m)
 
     def publish(self, s: VehicleSnapshot, t_ns: int, raw: bool, state: bool) -> None:
         """``s`` stamped t_ns [ns] as the raw state and/or the state with its odometry and /tf,
-        each only to a topic where a reader is matched (the engine's edges carry just what is
-        read; a message no reader matched would reach nobody), packed once for all of them
-        (~12 us, against ~89 us to build the three messages) and not at all for none."""
-        raw = raw and has_reader(self.pub_raw)
-        to_state = state and has_reader(self.pub_state)
-        to_odom = state and has_reader(self.pub_odom)
+        each only to a topic where a reader is matched or that is recorded (the engine's edges
+        carry just what is read; a message no reader matched would reach nobody), packed once
+        for all of them (~12 us, against ~89 us to build the three messages) and not at all
+        for none."""
+        raw = raw and self._raw.wanted()
+        to_state = state and self._state.wanted()
+        to_odom = state and self._odom.wanted()
         to_tf = state and self.tf is not None and self.tf.read()
         if not (raw or to_state or to_odom or to_tf):
             return
         state_cdr, odom, tf = self.encoder.encode(s, t_ns, odometry=to_odom or to_tf)
         if raw:
-            self.pub_raw.publish(state_cdr)
+            self._raw.send(t_ns, state_cdr)
         if to_state:
-            self.pub_state.publish(state_cdr)
+            self._state.send(t_ns, state_cdr)
         if to_odom:
-            self.pub_odom.publish(odom)
+            self._odom.send(t_ns, odom)
         if to_tf:
-            self.tf.send(tf)
+            self.tf.send(t_ns, tf)

@@ -23,7 +23,11 @@ class EngineNodeParams:
     seed: int = spec(0, ge=0, doc="seed of every random process (traffic, sensor noise)")
     duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_DURATION_S,
                            doc="end the run at this simulated time, 0 = never")
-    record_dir: str = spec("runs", doc="folder for the JSON run summary ('' = none)")
+    record_dir: str = spec("runs", doc="folder for the JSON run summary ('' = none) and the "
+                           "recording")
+    record: bool = spec(False, doc="write the edges the scenario's recorder node would record "
+                        "to an MCAP file in record_dir, every message at its sim time, "
+                        "read or not")
     base_link: str = spec("cg", choices=REFERENCE_POINTS, doc="reference point of base_link "
                           "in odom and /tf, as the dynamics node's")
     wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes (a "
