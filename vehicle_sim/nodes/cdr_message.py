@@ -14,7 +14,8 @@ import struct
 
 from rosidl_parser import definition as idl
 
-ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR_LE, options 0
+from vehicle_sim.nodes.state_cdr import ENCAPSULATION
+
 _CODES = {"boolean": "?", "octet": "B", "char": "B", "uint8": "B", "int8": "b", "int16": "h",
           "uint16": "H", "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q", "float": "f",
           "double": "d"}
