@@ -2,7 +2,8 @@
 written by the recorder node from the messages it receives and by the lockstep engine from its
 own edges (nodes.edge_recording). No rclpy.
 
-The file is ``vehicle_sim-<local time>.mcap`` in the record folder. A topic's schema and channel
+The file is ``vehicle_sim-<local time>.mcap`` in the record folder (``-<pid>`` added when a
+run started in the same second has that name). A topic's schema and channel
 are registered at its first message, the channel with its publishers' offered QoS (the
 ``offered_qos_profiles`` YAML, recording.offered_qos_yaml); messages are serialized CDR as given,
 with the log time the writer passes [ns] (sim time) as log and publish time and a sequence
@@ -31,9 +32,14 @@ class McapRecording:
     def __init__(self, record_dir: str, map_file: str, library: str) -> None:
         out = Path(record_dir)
         out.mkdir(parents=True, exist_ok=True)
-        self.path = out / f"vehicle_sim-{time.strftime('%Y%m%d-%H%M%S')}.mcap"
+        stem = f"vehicle_sim-{time.strftime('%Y%m%d-%H%M%S')}"
+        self.path = out / f"{stem}.mcap"
+        try:  # never over another run's file (two runs started in one second, one folder)
+            self._file = open(self.path, "xb")
+        except FileExistsError:
+            self.path = out / f"{stem}-{os.getpid()}.mcap"
+            self._file = open(self.path, "xb")
         self.map_file = map_file
-        self._file = open(self.path, "wb")
         self._writer = Writer(self._file)
         self._writer.start(profile="ros2", library=library)
         self._schemas: dict[str, int] = {}  # datatype -> schema id

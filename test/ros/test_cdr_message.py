@@ -38,3 +38,9 @@ def test_the_bytes_are_rmw_fastrtps_ones_with_the_padding_zeroed(msg):
     assert len(ours) == len(theirs)
     assert all(a == b or a == 0 for a, b in zip(ours, theirs)), "differs only in padding"
     assert deserialize_message(ours, type(msg)) == msg
+
+
+def test_what_it_does_not_write_is_refused_by_name():
+    from std_msgs.msg import Empty
+    with pytest.raises(TypeError, match="empty Empty"):
+        cdr_bytes(Empty())

@@ -33,8 +33,16 @@ def _align(out: bytearray, size: int) -> None:
 
 
 def _message(out: bytearray, msg) -> None:
+    if not msg.SLOT_TYPES:  # rosidl's hidden member, whose bytes rmw pads its own way
+        raise TypeError(f"no CDR for the empty {type(msg).__name__} (no vehicle_sim edge has one)")
     for name, kind in zip(msg.get_fields_and_field_types(), msg.SLOT_TYPES, strict=True):
         _value(out, kind, getattr(msg, name))
+
+
+def _code(kind: idl.BasicType) -> str:
+    if kind.typename not in _CODES:
+        raise TypeError(f"no CDR for {kind.typename} (no vehicle_sim edge has one)")
+    return _CODES[kind.typename]
 
 
 def _number(kind: idl.BasicType, value):
@@ -45,7 +53,7 @@ def _number(kind: idl.BasicType, value):
 
 def _value(out: bytearray, kind, value) -> None:
     if isinstance(kind, idl.BasicType):
-        code = _CODES[kind.typename]
+        code = _code(kind)
         _align(out, struct.calcsize(code))
         out += struct.pack(f"<{code}", _number(kind, value))
     elif isinstance(kind, idl.AbstractWString):
@@ -68,7 +76,7 @@ def _value(out: bytearray, kind, value) -> None:
 
 def _items(out: bytearray, kind, values) -> None:
     if isinstance(kind, idl.BasicType) and len(values):  # one aligned run of numbers
-        code = _CODES[kind.typename]
+        code = _code(kind)
         _align(out, struct.calcsize(code))
         out += struct.pack(f"<{len(values)}{code}", *(_number(kind, v) for v in values))
         return

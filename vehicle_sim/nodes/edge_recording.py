@@ -15,6 +15,7 @@ stamped at its measurement and sent at its release, latency later; latched messa
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from rclpy.node import Node
 
@@ -22,7 +23,9 @@ from vehicle_sim.nodes.cdr_message import cdr_bytes
 from vehicle_sim.nodes.qos import offered
 from vehicle_sim.nodes.reach import has_reader
 from vehicle_sim.recording import OfferedQos, RecorderParams, offered_qos_yaml, ros2msg_schema
-from vehicle_sim.recording_writer import McapRecording
+
+if TYPE_CHECKING:
+    from vehicle_sim.recording_writer import McapRecording
 
 
 def type_name(msg_type: type) -> str:
@@ -40,7 +43,8 @@ class EdgeRecording:
     def __init__(self, node: Node, p: RecorderParams) -> None:
         self.p = p
         self._log = node.get_logger()
-        self.file = McapRecording(p.record_dir, p.map_file, "vehicle_sim engine")
+        self.file: McapRecording | None = None  # opened at start: a node that refuses to start
+        # (exit 2) or is stopped while it is built leaves no file without its metadata
         self._topics: dict[str, tuple[str, str, list[OfferedQos]]] = {}  # type, schema, QoS
         self._lock = threading.Lock()
         self._held: list[tuple[str, int, bytes]] | None = []  # written before start()
@@ -74,6 +78,10 @@ class EdgeRecording:
     def start(self) -> None:
         """Every publisher is added: what was held goes to the file, the rest as it comes."""
         with self._lock:
+            if self.file is None:
+                from vehicle_sim.recording_writer import McapRecording  # mcap: only if recording
+                self.file = McapRecording(self.p.record_dir, self.p.map_file,
+                                          "vehicle_sim engine")
             held, self._held = self._held or [], None
             for message in held:
                 self._add_message(*message)

@@ -202,10 +202,12 @@ class EngineNode(Node):
         s.notes.append(f"reached duration {self.p.duration:g} s of simulated time" if done
                        else "failed" if self.failed else "interrupted")
         s.notes.append("lockstep engine: the scenario's cores in one process")
-        print(write_summary(s, self.p.record_dir, self.engine.accident_details,
-                            self.engine.damage_book(self.ego_damage)), flush=True)
-        if self.recording is not None:  # a frame still running writes no more to it
-            self.get_logger().info(self.recording.finish())
+        try:
+            print(write_summary(s, self.p.record_dir, self.engine.accident_details,
+                                self.engine.damage_book(self.ego_damage)), flush=True)
+        finally:  # a summary that cannot be written keeps the recording whole
+            if self.recording is not None:  # a frame still running writes no more to it
+                self.get_logger().info(self.recording.finish())
         if not running:
             self.engine.close()
 
