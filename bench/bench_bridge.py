@@ -1,8 +1,9 @@
 """Bridge node under load: real process, 1 kHz VehicleState in real time, UDP frames on loopback.
 
 Measures (run on demand, not a test):
-- platform loop wake-up lateness vs its absolute deadlines (p50/p99/max, overruns), from the
-  node's periodic log lines (``stats_period_s``: one line per window);
+- the platform frames' lateness: when each frame left against its absolute deadline (p50/p99/max,
+  overruns; the frame sender's compiled loop, core.devices.frame_sender), from the node's
+  periodic log lines (``stats_period_s``: one line per window);
 - achieved platform frame rate and the largest gap between frames at the receiver;
 - end-to-end delay from publishing a state sample to receiving the UDP frame that reflects it;
 - a bare loop at the platform rate (same helpers, SCHED_FIFO at the platform loop's priority if
@@ -55,7 +56,7 @@ RATE_HZ = 500.0
 STATE_HZ = 1000.0
 FLIP_MS = 50
 ROLL_RATE_RADPS = 0.5
-STATS_S = 5.0  # the node logs loop lateness per window of this length
+STATS_S = 5.0  # the node logs its frames' lateness per window of this length
 WIRE = WireParams(format="binary", bits=16)
 
 
@@ -193,7 +194,7 @@ def main() -> None:
     print(f"bridge bench: {seconds:g} s of 1 kHz VehicleState, platform {RATE_HZ:g} Hz, "
           f"stewart6 IK, {busy_n} busy processes, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}")
-    print(f"  node platform loop, wake-up lateness vs absolute deadline per {STATS_S:g} s window "
+    print(f"  node platform frames, send lateness vs absolute deadline per {STATS_S:g} s window "
           f"(the first includes start-up and DDS discovery; overruns are cumulative):")
     for span, text in stats:
         print(f"    {span}: {text}")

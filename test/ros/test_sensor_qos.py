@@ -3,10 +3,16 @@ default (reliable) QoS, as Autoware's imu_corrector subscribes (REP-2003), and t
 per-topic override parameter changes what a publisher offers."""
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu
+from vehicle_sim.msg import VehicleState
 
 from test.ros.test_sensor_nodes import Rig
+from vehicle_sim.nodes import qos
+from vehicle_sim.recording import INFINITE_NS
 
 DEFAULT_QOS = QoSProfile(depth=10)  # rclcpp::QoS(10) / the system default: reliable, volatile
 
@@ -62,3 +68,24 @@ def test_the_recorder_reads_the_sensor_outputs_as_they_are_offered(ros_node, sta
         ros_node.spin_until(lambda t=topic: reader(t) and offered(ros_node, t),
                             what=f"the recorder and the publisher of {topic}")
         assert reader(topic) == offered(ros_node, topic) == [ReliabilityPolicy.RELIABLE]
+
+
+@pytest.mark.parametrize("role", ["STREAM", "STATE", "LATCHED", "EVENT", "LARGE_STREAM"])
+def test_a_recording_says_what_the_rmw_reports_of_a_publisher(ros_node, role):
+    """The engine writes its publishers' QoS from their profiles (qos.offered), the recorder node
+    from what the rmw reports of them: both say the same, but for history and depth, which the
+    rmw does not report."""
+    profile = getattr(qos, role)
+    topic = f"/qos_probe_{role.lower()}"
+    pub = ros_node.create_publisher(VehicleState, topic, profile)
+    try:
+        ros_node.spin_until(lambda: ros_node.get_publishers_info_by_topic(topic),
+                            what=f"the publisher of {topic} in the graph")
+        reported = qos.offered(ros_node.get_publishers_info_by_topic(topic)[0].qos_profile)
+        own = qos.offered(profile)
+        assert own.deadline_ns == own.lifespan_ns == INFINITE_NS
+        assert own.liveliness == "automatic"
+        assert (own.history, own.depth) == ("keep_last", profile.depth)
+        assert dataclasses.replace(own, history=reported.history, depth=reported.depth) == reported
+    finally:
+        ros_node.destroy_publisher(pub)

@@ -111,6 +111,14 @@ def freeze_start_heap() -> None:
     gc.freeze()
 
 
+def percentiles(samples: np.ndarray) -> tuple[float, float, float]:
+    """(p50, p99, max) of ``samples``; zeros when there are none."""
+    if samples.size == 0:
+        return 0.0, 0.0, 0.0
+    p50, p99 = np.percentile(samples, (50.0, 99.0))
+    return float(p50), float(p99), float(samples.max())
+
+
 class LatenessWindow:
     """Fixed-size ring of samples [s] with percentiles; preallocated, no allocation per sample."""
 
@@ -124,12 +132,7 @@ class LatenessWindow:
 
     def percentiles(self) -> tuple[float, float, float]:
         """(p50, p99, max) over the samples in the window; zeros when empty."""
-        n = min(self._n, self._buf.size)
-        if n == 0:
-            return 0.0, 0.0, 0.0
-        data = self._buf[:n]
-        p50, p99 = np.percentile(data, (50.0, 99.0))
-        return float(p50), float(p99), float(data.max())
+        return percentiles(self._buf[:min(self._n, self._buf.size)])
 
     def clear(self) -> None:
         self._n = 0

@@ -24,7 +24,6 @@ import math
 import threading
 import time
 
-import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
@@ -33,7 +32,6 @@ from std_srvs.srv import SetBool
 from vehicle_sim.core.config import load
 from vehicle_sim.core.controls import ControlLimits, DriveCommand, problem_kind
 from vehicle_sim.core.devices import evdev_wheel, frame_sender, serial_port, udp
-from vehicle_sim.core.devices.frame_sender import FrameSender
 from vehicle_sim.core.motion.arbiter import CommandArbiter, Decision
 from vehicle_sim.core.motion.bridge import MotionBridge
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
@@ -44,6 +42,7 @@ from vehicle_sim.core.realtime import (
     DDS_THREADS,
     PLATFORM_LOOP_PRIORITY,
     LatenessWindow,
+    percentiles,
     set_realtime_priority,
     set_threads_priority,
     shorten_switch_interval,
@@ -110,8 +109,9 @@ class BridgeNode(Node):
                                          self._on_packet) if p.input_port else None)
         self.wheel = evdev_wheel.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
         # the frames' deadlines (UDP out where output_port is set); the loop's own wake-ups
-        self.frames = FrameSender(1.0 / p.platform_rate_hz, self.motion.frame_bytes,
-                                  (p.output_host, p.output_port) if p.output_port else None)
+        self.frames = frame_sender.FrameSender(
+            1.0 / p.platform_rate_hz, self.motion.frame_bytes,
+            (p.output_host, p.output_port) if p.output_port else None)
         self.made_late = LatenessWindow(capacity=1 << 16)  # [s] past each frame's making time
         self.cycles = 0
         self.failed = False
@@ -183,7 +183,7 @@ class BridgeNode(Node):
                 self._log_stats(f"last {period:g} s")
 
     def _tick(self, now: float, k: int) -> None:
-        """Frame ``k`` (FrameSender.next_deadline), made at ``now``."""
+        """Frame ``k`` (frame_sender.FrameSender.next_deadline), made at ``now``."""
         sample = self._sample
         with self._lock:
             if sample is not None and sample is not self._fed:
@@ -231,9 +231,7 @@ class BridgeNode(Node):
         self.pub_control.publish(conv.vehicle_control(command))
 
     def _log_stats(self, span: str) -> None:
-        late = self.frames.take_lateness()
-        p50, p99 = np.percentile(late, (50.0, 99.0)) if late.size else (0.0, 0.0)
-        worst = late.max() if late.size else 0.0
+        p50, p99, worst = percentiles(self.frames.take_lateness())
         made = self.made_late.percentiles()[1]
         self.made_late.clear()
         f = self.frames

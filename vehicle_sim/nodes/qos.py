@@ -7,10 +7,13 @@ durability, history and depth, e.g.
 ``-p qos_overrides./imu/data.publisher.reliability:=best_effort`` or in a parameter file.
 They are read once when the publisher is created.
 """
+from enum import Enum
+
+from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 
-from vehicle_sim.recording import OfferedQos
+from vehicle_sim.recording import INFINITE_NS, OfferedQos
 
 
 def _keep_last(depth: int, reliable: bool, transient_local: bool = False) -> QoSProfile:
@@ -86,12 +89,24 @@ def overridable() -> QoSOverridingOptions:
 
 def offered(profile: QoSProfile) -> OfferedQos:
     """An rclpy QoS profile in rosbag2's terms (enum names lower-cased are the rmw strings): what
-    a recording's channel says its publishers offered (vehicle_sim.recording)."""
+    a recording's channel says its publishers offered (vehicle_sim.recording). A system default
+    is written as the rmw reports it once the publisher exists (rclpy's duration 0: infinite;
+    liveliness: automatic), so the engine's recordings and the recorder node's agree; history
+    and depth stay the writer's own (the rmw reports them as unknown and 0)."""
     return OfferedQos(
-        history=profile.history.name.lower(), depth=int(profile.depth),
-        reliability=profile.reliability.name.lower(),
-        durability=profile.durability.name.lower(),
-        deadline_ns=profile.deadline.nanoseconds, lifespan_ns=profile.lifespan.nanoseconds,
-        liveliness=profile.liveliness.name.lower(),
-        liveliness_lease_duration_ns=profile.liveliness_lease_duration.nanoseconds,
+        history=_rmw_name(profile.history, OfferedQos.history), depth=int(profile.depth),
+        reliability=_rmw_name(profile.reliability, OfferedQos.reliability),
+        durability=_rmw_name(profile.durability, OfferedQos.durability),
+        deadline_ns=_rmw_ns(profile.deadline), lifespan_ns=_rmw_ns(profile.lifespan),
+        liveliness=_rmw_name(profile.liveliness, OfferedQos.liveliness),
+        liveliness_lease_duration_ns=_rmw_ns(profile.liveliness_lease_duration),
         avoid_ros_namespace_conventions=profile.avoid_ros_namespace_conventions)
+
+
+def _rmw_name(policy: Enum, default: str) -> str:
+    name = policy.name.lower()
+    return default if name == "system_default" else name
+
+
+def _rmw_ns(duration: Duration) -> int:
+    return duration.nanoseconds or INFINITE_NS  # 0: unspecified, the DDS default is infinite
