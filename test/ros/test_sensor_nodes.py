@@ -39,9 +39,9 @@ def state(t_ns: int, x: float = 0.0, y: float = 0.0, roll: float = 0.0,
 class Rig:
     """Publishes states and fault commands; collects every sensor output with its stamp."""
 
-    def __init__(self, node):
+    def __init__(self, node, state_qos=qos.STREAM):
         self.node = node
-        self.pub = node.create_publisher(VehicleState, "vehicle/state_raw", qos.STREAM)
+        self.pub = node.create_publisher(VehicleState, "vehicle/state_raw", state_qos)
         self.fault = node.create_publisher(FaultCommand, "faults/command", qos.EVENT)
         self.imu: list[Imu] = []
         self.fix: list[NavSatFix] = []
@@ -262,8 +262,19 @@ def test_lockstep_imu_holds_the_dynamics_back_and_loses_no_state(rig, start_node
     rig.node.destroy_subscription(sub)
 
 
-def test_imu_faults_bias_step_duration_and_rejections(rig, start_node, ideal_imu):
-    start_node("imu_node", params={"preset_file": ideal_imu})
+def test_imu_faults_bias_step_duration_and_rejections(ros_node, start_node, ideal_imu):
+    """Fault times are sim time: the node (mode fast) reads every state reliably, so its sim time
+    takes every 1 ms step however loaded the host (best effort, a lost state moved the expiry
+    past the 2 ms tolerance under load 3-4)."""
+    rig = Rig(ros_node, state_qos=qos.RELIABLE_STREAM)
+    try:
+        imu_faults(rig, start_node, ideal_imu)
+    finally:
+        rig.close()
+
+
+def imu_faults(rig: Rig, start_node, ideal_imu: str) -> None:
+    start_node("imu_node", params={"preset_file": ideal_imu, "mode": "fast"})
     rig.wait_matched("imu/data")
     rig.feed_until(lambda: rig.imu, "first IMU sample")
     s = rig.command(FaultCommand.BIAS_STEP, "imu", 1, channel="accel_z", value=1.5,
@@ -274,7 +285,7 @@ def test_imu_faults_bias_step_duration_and_rejections(rig, start_node, ideal_imu
                                for st in rig.status), "bias step expiry after 0.2 s sim")
     t_off = to_ns(next(st for st in rig.status if st.state == FaultStatus.STATE_CLEARED
                        ).header.stamp)
-    assert t_off - t_on == pytest.approx(200 * MS, abs=2 * MS), "duration is sim time"
+    assert t_off - t_on == 200 * MS, "duration is sim time: cleared at the first state past it"
     rig.feed(0.05)
     on = [m for m in rig.imu if t_on < to_ns(m.header.stamp) < t_off]
     off = [m for m in rig.imu if to_ns(m.header.stamp) > t_off]
@@ -296,7 +307,7 @@ def test_imu_faults_bias_step_duration_and_rejections(rig, start_node, ideal_imu
     rig.feed_until(lambda: any(st.id == 6 for st in rig.status[n:]), "the held fault's answer")
     held = next(st for st in rig.status[n:] if st.id == 6)
     assert held.state == FaultStatus.STATE_ACTIVE
-    assert at_ns <= to_ns(held.header.stamp) <= at_ns + 5 * MS, "applied at its sample time"
+    assert to_ns(held.header.stamp) == at_ns, "applied at the first state with t >= at"
 
 
 @pytest.fixture
