@@ -12,11 +12,18 @@ class Tyre:
 
 
 @dataclass(frozen=True)
+class Axle:
+    tyre: Tyre = Tyre()
+    track_m: float = spec(1.5, unit="m", gt=0.0)
+
+
+@dataclass(frozen=True)
 class Car:
     mass_kg: float = spec(unit="kg", gt=0.0)
     gears: tuple[float, ...] = spec((3.5, 2.0), unit="-", gt=0.0)
     model: str = spec("single_track", choices=("single_track", "kinematic"))
     tyre: Tyre = Tyre()
+    rear: Axle = Axle(Tyre(0.8), 1.6)  # a group whose default is not its class's defaults
 
 
 def test_valid_nested_mapping_builds_frozen_instance():
@@ -24,6 +31,30 @@ def test_valid_nested_mapping_builds_frozen_instance():
     assert car.mass_kg == 1200.0 and car.tyre.mu == 0.3 and car.gears == (3.5, 2.0)
     with pytest.raises(AttributeError):
         car.mass_kg = 3  # type: ignore[misc]
+
+
+def test_a_group_given_in_part_keeps_the_rest_of_its_default_instance():
+    """rear: {track_m: 1.7} changes one value of Car's rear axle; its tyre stays 0.8 (the
+    group's default), not Axle()'s 1.0 (the traffic's aggressive driver turned into the class
+    defaults this way, and a pedal axis into a steering axis)."""
+    car = build(Car, {"mass_kg": 1, "rear": {"track_m": 1.7}}, source="t")
+    assert car.rear == Axle(Tyre(0.8), 1.7)
+    car = build(Car, {"mass_kg": 1, "rear": {"tyre": {}}}, source="t")
+    assert car.rear == Axle(Tyre(0.8), 1.6)
+    flat = build_flat(Car, {"mass_kg": 1, "rear.track_m": 1.7}, source="node")
+    assert flat.rear == Axle(Tyre(0.8), 1.7)
+
+
+def test_shipped_groups_given_in_part_keep_their_defaults():
+    from dataclasses import replace
+
+    from vehicle_sim.core.motion.params import InputParams
+    from vehicle_sim.core.traffic.params import AGGRESSIVE, TrafficParams
+    traffic = build(TrafficParams, {"aggressive": {"speed_factor": 1.2}}, source="t")
+    assert traffic.aggressive == replace(AGGRESSIVE, speed_factor=1.2)
+    pedal = InputParams().throttle
+    inputs = build(InputParams, {"throttle": {"invert": True}}, source="t")
+    assert inputs.throttle == replace(pedal, invert=True) and not inputs.throttle.bipolar
 
 
 @pytest.mark.parametrize("data, key, words", [

@@ -89,8 +89,13 @@ def load(cls: type[T], path: str | Path, section: str | None = None) -> T:
     return build(cls, data, source=str(path))
 
 
-def build(cls: type[T], data: Any, *, source: str, prefix: str = "") -> T:
-    """Validate a (nested) mapping into the frozen dataclass ``cls``."""
+def build(cls: type[T], data: Any, *, source: str, prefix: str = "", base: Any = None) -> T:
+    """Validate a (nested) mapping into the frozen dataclass ``cls``.
+
+    A key the mapping leaves out keeps its value in ``base`` (an instance of ``cls``) when one is
+    given, else the field's default. A nested group that is given in part starts from the
+    group's default instance, so ``aggressive: {speed_factor: 1.2}`` changes one value of
+    AGGRESSIVE, never turns the other values into the class defaults."""
     if not isinstance(data, Mapping):
         raise ConfigError(source, prefix, f"expected a mapping, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
@@ -102,11 +107,14 @@ def build(cls: type[T], data: Any, *, source: str, prefix: str = "") -> T:
     values = {}
     for name, f in fields.items():
         key = _join(prefix, name)
+        given = _given(f, base)
         if name not in data:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            if given is dataclasses.MISSING:
                 raise ConfigError(source, key, "missing required parameter")
+            values[name] = given
             continue
-        values[name] = _convert(hints[name], data[name], f.metadata, source, key)
+        values[name] = _convert(hints[name], data[name], f.metadata, source, key,
+                                None if given is dataclasses.MISSING else given)
     try:
         return cls(**values)
     except (ValueError, TypeError) as exc:  # __post_init__ cross-field checks
@@ -175,10 +183,20 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str) -> Any:
+def _given(f: dataclasses.Field, base: Any) -> Any:
+    """The value a field has when its key is left out: ``base``'s, else its default."""
+    if base is not None:
+        return getattr(base, f.name)
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return f.default
+
+
+def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str,
+             base: Any = None) -> Any:
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
-        return build(tp, value, source=source, prefix=key)
+        return build(tp, value, source=source, prefix=key, base=base)
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(value, (list, tuple)):
