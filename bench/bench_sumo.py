@@ -55,6 +55,8 @@ from vehicle_sim.core.traffic.mapfile import map_from_dict
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import TrafficParams, ZoneParams
 from vehicle_sim.core.traffic.sim import TrafficSim
+from vehicle_sim.core.vehicle.params import load_vehicle
+from vehicle_sim.paths import config_path
 
 DT = 0.05  # 20 Hz
 AGENTS_PER_BLOCK = 12.5  # as bench_traffic
@@ -124,6 +126,7 @@ def write_load(n: int, net_file: Path, work: Path, model: str, seed: int) -> Pat
     import sumolib
 
     p = TrafficParams()
+    car = load_vehicle(config_path(p.vehicle_file)).chassis  # the agents' car
     profiles = [("aggressive", p.aggressive, p.share_aggressive),
                 ("moderate", p.moderate, 1.0 - p.share_aggressive - p.share_passive),
                 ("passive", p.passive, p.share_passive)]
@@ -136,7 +139,7 @@ def write_load(n: int, net_file: Path, work: Path, model: str, seed: int) -> Pat
         lines.append(f'  <vType id="{name}" carFollowModel="{SUMO_TYPE[model]}" '
                      f'accel="{d.accel_mean_mps2}" decel="{d.comfort_decel_mps2}" '
                      f'tau="{d.time_headway_s}" minGap="{d.min_gap_m}" '
-                     f'length="{p.vehicle.length_m}" width="{p.vehicle.width_m}" '
+                     f'length="{car.length_m}" width="{car.width_m}" '
                      f'speedFactor="{d.speed_factor}" speedDev="{p.spread / math.sqrt(3):.4f}"/>')
     kinds = rng.choice(len(profiles), size=n, p=[s for _, _, s in profiles])
     starts = rng.choice(len(edges), size=n, p=lanes / lanes.sum())

@@ -12,8 +12,11 @@ from vehicle_sim.core.accident.crash_bodies import DYNAMIC, PRESCRIBED, BodyArra
 from vehicle_sim.core.accident.crash_params import CrashParams, crash_class_index
 from vehicle_sim.core.accident.crash_world import CrashWorld
 from vehicle_sim.core.traffic.mapfile import StaticObject
+from vehicle_sim.core.vehicle.params import load_vehicle
+from vehicle_sim.paths import config_path
 
-L, W, M, IZ = 4.298, 1.674, 1225.887, 1538.853  # medium_car.yaml
+_CAR = load_vehicle(config_path("vehicles/medium_car.yaml")).chassis
+L, W, M, IZ = _CAR.length_m, _CAR.width_m, _CAR.mass_kg, _CAR.yaw_inertia_kgm2
 MEDIUM = crash_class_index("medium")
 DT = 0.01
 

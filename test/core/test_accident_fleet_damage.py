@@ -40,7 +40,7 @@ def test_a_provoked_rear_end_damages_the_followers_front_and_the_leaders_rear():
     assert front[dmg.PART_FRONT_CENTRE] == pytest.approx(rear[dmg.PART_REAR], rel=1e-9)
     # the impact: the follower came in at up to 10 m/s onto a car at rest; equal masses, so
     # the impulse per mass (the level's dv) lies between a touch and the closing speed
-    dv = front[dmg.PART_FRONT_CENTRE] / sim.p.vehicle.mass_kg
+    dv = front[dmg.PART_FRONT_CENTRE] / sim.vehicle.chassis.mass_kg
     assert 0.3 < dv <= 10.0 + 0.5, dv
     crashes.reset()
     assert crashes.damage.states == {}

@@ -101,7 +101,7 @@ def test_a_provoked_agent_rear_ends_a_stopped_one_through_the_crash_world():
     sim.instruct(uid(sim, lead), "stop_in_lane")
     sim.instruct(uid(sim, follow), "provoke_accident")
     crashes = TrafficCrashes(sim)
-    mass = sim.p.vehicle.mass_kg
+    mass = sim.vehicle.chassis.mass_kg
     p_before, overlap, crashed_at = None, 0.0, None
     for k in range(1, round(20.0 / 0.05) + 1):
         a = sim.agents()

@@ -41,10 +41,10 @@ def crossing_map() -> dict:
                      "distance_from_end_m": 3.0}]}
 
 
-def sim_on(data: dict, **kw) -> TrafficSim:
+def sim_on(data: dict, ego_size_m: tuple[float, float] | None = None, **kw) -> TrafficSim:
     params = TrafficParams(spread=0.0, zone=ZoneParams(enabled=False),
                            lights=LightParams(cycle_s=200.0), **kw)
-    return TrafficSim(Network(map_from_dict(data)), params, seed=1)
+    return TrafficSim(Network(map_from_dict(data)), params, seed=1, ego_size_m=ego_size_m)
 
 
 def test_pedal_laws_of_004_eqs_10_to_13():
@@ -67,8 +67,7 @@ def test_lookahead_steering_on_an_arc_gives_atan_h_over_r():
     data = {"format_version": 1, "streets": [_street("arc", 0, 0, 0.0, 150, k_ref)]}
     sim = sim_on(data)
     i = sim.spawn(0, 20.0, speed=10.0, profile=ag.MODERATE)
-    v = sim.p.vehicle
-    h = v.cg_to_front_m + v.cg_to_rear_m
+    h = sim.vehicle.chassis.wheelbase_m
     yaw = sim.store.af[AF_YAW, i]
     _, delta_p = agent_driver.steering(sim.network.net, sim.store.af, sim.store.ai, i,
                                        math.cos(yaw), math.sin(yaw), 0.05, h, 1.0)
@@ -105,10 +104,13 @@ def test_aggressive_driver_very_close_goes_through_red():
     assert sim.store.ai[lay.AI_LANE, i] != lane  # it entered the junction
 
 
-def test_follows_ego_at_the_idm_equilibrium_gap():
-    """Leader (the ego) at 8 m/s: gap -> (s0 + u T) / sqrt(1 - (u/u0)^4) (Treiber 2000)."""
+@pytest.mark.parametrize("ego_size_m", [None, (7.49, 2.4675)])  # the agents' car; truck.yaml
+def test_follows_ego_at_the_idm_equilibrium_gap(ego_size_m):
+    """Leader (the ego) at 8 m/s: gap -> (s0 + u T) / sqrt(1 - (u/u0)^4) (Treiber 2000), from
+    the ego's rear bumper: a truck's is 1.6 m further back than a car's."""
     data = {"format_version": 1, "streets": [_street("long", 0, 0, 0.0, 2000)]}
-    sim = sim_on(data)
+    sim = sim_on(data, ego_size_m)
+    assert sim.ego_size_m == (ego_size_m or sim.agent_size_m)
     i = sim.spawn(0, 100.0, speed=8.0, profile=ag.MODERATE)
     p, vl = sim.p.moderate, 8.0
     ego_x, y = 160.0, -1.75
@@ -116,7 +118,7 @@ def test_follows_ego_at_the_idm_equilibrium_gap():
         sim.step(0.05, ego=(ego_x, y, 0.0, vl))
         ego_x += vl * 0.05
     af = sim.store.af
-    gap = ego_x - af[lay.AF_X, i] - 0.5 * (af[lay.AF_LENGTH, i] + sim.p.vehicle.length_m)
+    gap = ego_x - af[lay.AF_X, i] - 0.5 * (af[lay.AF_LENGTH, i] + sim.ego_size_m[0])
     u0 = p.speed_factor * 13.89
     s_e = (p.min_gap_m + vl * p.time_headway_s) / math.sqrt(1 - (vl / u0) ** 4)
     assert af[lay.AF_U, i] == pytest.approx(vl, abs=0.05)

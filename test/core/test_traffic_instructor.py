@@ -36,7 +36,7 @@ def run(sim, seconds, ego=None):
 def bumper_gap(sim, i, ego_x):
     """Gap [m] from agent i's front to the rear of the ego ahead of it on the x axis."""
     af = sim.store.af
-    return ego_x - af[lay.AF_X, i] - 0.5 * (af[lay.AF_LENGTH, i] + sim.p.vehicle.length_m)
+    return ego_x - af[lay.AF_X, i] - 0.5 * (af[lay.AF_LENGTH, i] + sim.ego_size_m[0])
 
 
 @pytest.mark.parametrize("provoked", [False, True])
@@ -72,7 +72,7 @@ def test_full_brake_decelerates_at_mu_g(near_ego):
     u0 = sim.store.af[lay.AF_U, i]
     run(sim, 0.5, ego)
     decel = (u0 - sim.store.af[lay.AF_U, i]) / 0.5
-    assert decel == pytest.approx(sim.p.vehicle.friction_mu * GRAVITY_MPS2, rel=0.02)
+    assert decel == pytest.approx(sim.vehicle.tyre.friction_coefficient * GRAVITY_MPS2, rel=0.02)
     assert sim.store.ai[lay.AI_DYN, i] == (1 if near_ego else 0)
     assert sim.agents()["instruction"][0] == lay.INS_NONE  # until_s elapsed: driving again
     u1 = sim.store.af[lay.AF_U, i]

@@ -49,7 +49,7 @@ def test_yellow_onset_dilemma_depends_on_the_profile(profile, goes):
         sim.step(DT)
     lane = sim.network.lane_index("a_f")
     line = sim.network.net.lane_f[lane, LF_LEN] - 3.0
-    i = sim.spawn(lane, line - 25.0 - 0.5 * sim.p.vehicle.length_m, speed=11.0, profile=profile)
+    i = sim.spawn(lane, line - 25.0 - 0.5 * sim.agent_size_m[0], speed=11.0, profile=profile)
     for _ in range(int(10 / DT)):
         sim.step(DT)
     entered = sim.store.ai[lay.AI_LANE, i] != lane
@@ -81,7 +81,7 @@ def test_only_passive_drivers_slow_at_zebra_crossings(profile, passive):
     desired = sim.p.passive.speed_factor * 13.89 if passive else 13.89
     i = sim.spawn(0, 100.0, speed=desired, profile=profile)
     v_at = None
-    while sim.store.af[lay.AF_S, i] < 700.0 - 0.5 * sim.p.vehicle.length_m:
+    while sim.store.af[lay.AF_S, i] < 700.0 - 0.5 * sim.agent_size_m[0]:
         sim.step(DT)
         v_at = sim.store.af[lay.AF_U, i]
     factor = sim.p.passive.crossing_speed_factor if passive else 1.0

@@ -12,6 +12,7 @@ from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import TrafficParams, ZoneParams
 from vehicle_sim.core.traffic.sim import TrafficSim, _eval
+from vehicle_sim.core.vehicle import params as P
 
 MAP = "config/maps/urban_grid.yaml"
 DT = 0.05
@@ -152,6 +153,29 @@ def test_bad_step_inputs_are_refused(network, dt, ego):
 def test_records_with_wrong_width_are_refused(network):
     with pytest.raises(ValueError, match="columns"):
         city(network, 0).accept(np.zeros((1, 5)))
+
+
+@pytest.mark.parametrize("name", ["medium_car", "small_car", "truck"])
+def test_the_agents_car_is_its_vehicle_file(network, name):
+    """Mass, yaw inertia, axles, axle cornering stiffnesses, mu, power, steering limit and box
+    of every agent come from TrafficParams.vehicle_file, read as the ego's models read it."""
+    from vehicle_sim.core.config import ConfigError
+    from vehicle_sim.paths import config_path
+    v = P.load_vehicle(config_path(f"vehicles/{name}.yaml"))
+    params = TrafficParams(initial_agents=5, vehicle_file=f"vehicles/{name}.yaml",
+                           zone=ZoneParams(enabled=False))
+    sim = TrafficSim(network, params, seed=1)
+    ego = P.pack(v)  # the planar models' packing of the same file
+    agent_columns = [lay.VP_M, lay.VP_IZ, lay.VP_A, lay.VP_B, lay.VP_CF, lay.VP_CR, lay.VP_MU,
+                     lay.VP_P, lay.VP_SMAX]
+    ego_columns = [P.P_MASS, P.P_IZ, P.P_A, P.P_B, P.P_CAF, P.P_CAR, P.P_MU, P.P_PMAX,
+                   P.P_STEER_MAX]
+    assert sim.vp[agent_columns].tolist() == ego[ego_columns].tolist()
+    active = sim.store.ai[lay.AI_ACTIVE] != lay.FREE
+    assert set(sim.store.af[lay.AF_LENGTH, active]) == {v.chassis.length_m}
+    assert set(sim.store.af[lay.AF_WIDTH, active]) == {v.chassis.width_m}
+    with pytest.raises(ConfigError, match="nowhere.yaml"):
+        TrafficSim(network, TrafficParams(vehicle_file="vehicles/nowhere.yaml"), seed=1)
 
 
 def test_sector_size_smaller_than_zone_diagonal_is_refused():

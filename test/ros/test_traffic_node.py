@@ -160,7 +160,7 @@ def test_agents_at_rate_in_sim_time_every_field_filled_nan_ego_skipped(rig, star
         assert a.profile in (0, 1, 2) and a.lane_id and a.state in (0, 1)
         assert -5.0 < a.pose.position.x < 410.0 and -5.0 < a.pose.position.y < 410.0
         assert abs(a.pose.orientation.w ** 2 + a.pose.orientation.z ** 2 - 1.0) < 1e-9
-        assert a.length == pytest.approx(4.298, abs=1e-3)  # TrafficParams vehicle default
+        assert a.length == pytest.approx(4.298, abs=1e-3)  # the agents' car, medium_car.yaml
         assert 0.0 <= a.speed < 13.89 * 1.5 + 0.5  # city limit x max speed_factor
         assert (a.state == TrafficAgent.STATE_STOPPED) == (abs(a.speed) < 0.1)
     moved = {a.id: a.pose.position for a in rig.agents[0].agents}

@@ -15,8 +15,9 @@ traffic kernel and the scene's servo then skip them):
 Agents the traffic removed (timeout, reset) are released from the crash world.
 Damage (fleet_damage): per-part damage of the agents and scene vehicles from the step's contacts;
 ``damage_changed`` holds the ids whose level changed in the last step (the node publishes then).
-Masses and yaw inertias: the traffic agents' vehicle (TrafficParams.vehicle), crash class of a
-car (crash_params.KIND_CRASH_CLASS); the scene's vehicles their vehicle file's.
+Masses and yaw inertias: the traffic agents' vehicle file (TrafficParams.vehicle_file), crash
+class of a car (crash_params.KIND_CRASH_CLASS); the scene's vehicles their vehicle file's. The
+ego's box: the traffic core's (TrafficSim.ego_size_m, from the node's ego_vehicle_file).
 """
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ from vehicle_sim.core.accident.scene import AccidentScene
 from vehicle_sim.core.traffic.sim import TrafficSim
 
 EGO_ID = -2  # the ego's body id (agents' uids are >= 0)
-EGO_SIZE_M = (4.298, 1.674)  # medium car box, when the node does not know the ego's
 _warm = False  # warm_up done in this process
 
 
@@ -54,13 +54,12 @@ class TrafficCrashes:
     """Crash coupling of one traffic node (see the module docstring)."""
 
     def __init__(self, sim: TrafficSim, scene: AccidentScene | None = None,
-                 params: CrashParams | None = None,
-                 ego_size_m: tuple[float, float] = EGO_SIZE_M):
+                 params: CrashParams | None = None):
         self.sim, self.scene = sim, scene
         self.world = CrashWorld(sim.network.spec.static_objects, params)
-        v = sim.p.vehicle
-        self._agent = (v.mass_kg, v.yaw_inertia_kgm2, crash_class_index(KIND_CRASH_CLASS[0]))
-        self._ego_size = ego_size_m
+        c = sim.vehicle.chassis
+        self._agent = (c.mass_kg, c.yaw_inertia_kgm2, crash_class_index(KIND_CRASH_CLASS[0]))
+        self._ego_size = sim.ego_size_m
         self._known_crashed: set[int] = set()
         self.damage = FleetDamage(self.world.params.part_margin_m)
         self.damage_changed: set[int] = set()

@@ -38,8 +38,9 @@ def make_sim(p: TrafficNodeParams) -> tuple[TrafficSim, Sectors]:
     network = Network(load_map(map_path), str(map_path))
     sectors = Sectors(network, params.zone.sector_size_m)
     owned = owned_sectors(sectors, p.shard_index, p.shard_count)
-    return TrafficSim(network, params, p.seed, owned_sectors=owned,
-                      owner_id=p.shard_index), sectors
+    ego = load_vehicle(config_path(p.ego_vehicle_file)).chassis
+    return TrafficSim(network, params, p.seed, owned_sectors=owned, owner_id=p.shard_index,
+                      ego_size_m=(ego.length_m, ego.width_m)), sectors
 
 
 def make_crashes(p: TrafficNodeParams, sim: TrafficSim
@@ -53,8 +54,7 @@ def make_crashes(p: TrafficNodeParams, sim: TrafficSim
                               p.accident_heading_rad)
     if not p.crashes:
         return scene, None
-    chassis = load_vehicle(config_path(p.ego_vehicle_file)).chassis
-    return scene, TrafficCrashes(sim, scene, ego_size_m=(chassis.length_m, chassis.width_m))
+    return scene, TrafficCrashes(sim, scene)  # the ego's box: the core's (make_sim)
 
 
 class TrafficWorld:

@@ -65,7 +65,8 @@ class TrafficNodeParams:
                          "vehicles, the ego and the map's static objects "
                          "(core/accident/traffic_crashes.py)")
     ego_vehicle_file: str = spec("vehicles/medium_car.yaml",
-                                 doc="the ego's vehicle file (its box in the crash world)")
+                                 doc="the ego's vehicle file: its box in the crash world "
+                                 "and the one the agents keep their gaps to and cut in ahead of")
     accident_template: str = spec("", doc="paper 002 accident template whose vehicles this "
                                   "node drives (config/accidents/*.yaml); '' = none")
     accident_start_s: float = spec(1.0, unit="s", ge=0.0, le=1.0e6,

@@ -49,30 +49,6 @@ PASSIVE = DriverProfile(1.2, 5.0, 0.03, 0.8, 1.2, 1.5, 2.5, 0.9, 1.5, 4.0, 0.0, 
 
 
 @dataclass(frozen=True)
-class AgentVehicleParams:
-    """Traffic car for 004's single-track model (eqs. 1-5), one set for every agent; CG reference
-    point. (The ego's vehicle is ``core.vehicle.params.VehicleParams``.)
-
-    Defaults: CommonRoad vehicle 1 (Ford Escort) single-track set, as used by F1TENTH
-    "fullscale" (docs/references.md): m, I_z, a = l_f, b = l_r, mu, size. CommonRoad's lateral
-    force is mu * C_S * F_z * alpha with C_S = -p_ky1 / p_dy1 = 20.89 1/rad and mu = p_dy1 =
-    1.0489; ours is coeff * F_z * alpha (no mu), so coeff = mu * C_S = -p_ky1 = 21.92 1/rad, as
-    in config/vehicles/medium_car.yaml (test_vehicle_commonroad).
-    """
-
-    mass_kg: float = spec(1225.887, unit="kg", gt=0)
-    yaw_inertia_kgm2: float = spec(1538.853, unit="kg m^2", gt=0)
-    cg_to_front_m: float = spec(0.88392, unit="m", gt=0)
-    cg_to_rear_m: float = spec(1.50876, unit="m", gt=0)
-    cornering_coeff_1prad: float = spec(21.92, unit="1/rad", gt=0)  # mu * C_S, see above
-    friction_mu: float = spec(1.0489, unit="-", gt=0)
-    length_m: float = spec(4.298, unit="m", gt=0)
-    width_m: float = spec(1.674, unit="m", gt=0)
-    power_w: float = spec(100e3, unit="W", gt=0, doc="constant-power gearbox (004), choice")
-    max_steer_rad: float = spec(0.91, unit="rad", gt=0, doc="CommonRoad vehicle 1 steering limit")
-
-
-@dataclass(frozen=True)
 class ZoneParams:
     """Control zone of 004 sec. 3: rectangle oriented with the ego, ego towards its rear."""
 
@@ -129,7 +105,11 @@ class TrafficParams:
     aggressive: DriverProfile = AGGRESSIVE
     moderate: DriverProfile = MODERATE
     passive: DriverProfile = PASSIVE
-    vehicle: AgentVehicleParams = AgentVehicleParams()
+    vehicle_file: str = spec("vehicles/medium_car.yaml",
+                             doc="the agents' car, a vehicle file like the ego's "
+                             "(config/vehicles): 004's single-track model takes its mass, yaw "
+                             "inertia, axles, cornering coefficients, mu, power and steering "
+                             "limit, the boxes its size")
     zone: ZoneParams = ZoneParams()
     lights: LightParams = LightParams()
 

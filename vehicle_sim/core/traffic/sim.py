@@ -39,7 +39,8 @@ from vehicle_sim.core.traffic.lights import LightController
 from vehicle_sim.core.traffic.mapfile import MapSpec, load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import TrafficParams
-from vehicle_sim.core.units import GRAVITY_MPS2
+from vehicle_sim.core.vehicle.params import VehicleParams, load_vehicle
+from vehicle_sim.paths import config_path
 
 GRID_CELL_M = 20.0  # neighbour grid cell: >= the cone range / 2 so 3 x 3 cells cover it
 MAX_SPAWN_PER_STEP = 8
@@ -54,8 +55,15 @@ class TrafficSim:
     """Urban traffic of paper 004 around an ego vehicle (or over the whole city)."""
 
     def __init__(self, network: Network, params: TrafficParams, seed: int,
-                 owned_sectors: np.ndarray | None = None, owner_id: int = 0):
+                 owned_sectors: np.ndarray | None = None, owner_id: int = 0,
+                 ego_size_m: tuple[float, float] | None = None):
+        """``ego_size_m``: the ego's box (length, width) [m] the agents keep their gaps to and
+        cut in ahead of (the run's ego vehicle file); None: the agents' own car's."""
         self.network, self.p, self.seed = network, params, int(seed)
+        self.vehicle = load_vehicle(config_path(params.vehicle_file))  # the agents' car
+        c = self.vehicle.chassis
+        self.agent_size_m = (c.length_m, c.width_m)
+        self.ego_size_m = self.agent_size_m if ego_size_m is None else ego_size_m
         self.rng = np.random.default_rng(seed)
         self.store = ag.AgentStore(params.capacity)
         self.lights = LightController(network, params.lights)
@@ -64,7 +72,7 @@ class TrafficSim:
         self.owned = None if owned_sectors is None else np.asarray(owned_sectors, dtype=np.int64)
         self.time_s, self._uid, self._steps = 0.0, owner_id * UID_BLOCK, 0
         self._filled, self._last_pose = False, None
-        self.vp = self._pack_vehicle()
+        self.vp = pack_agent_vehicle(self.vehicle)
         self.cfg = self._pack_cfg()
         self.light_state = self.lights.states(0.0)
         self.ego_arr = np.zeros(lay.N_EGO)
@@ -84,18 +92,6 @@ class TrafficSim:
     def from_spec(cls, spec: MapSpec, params: TrafficParams, seed: int = 0, **kw) -> TrafficSim:
         """Build from an in-memory MapSpec (e.g. ``gridgen``)."""
         return cls(Network(spec), params, seed, **kw)
-
-    def _pack_vehicle(self) -> np.ndarray:
-        v = self.p.vehicle
-        wb = v.cg_to_front_m + v.cg_to_rear_m
-        fzf = v.mass_kg * GRAVITY_MPS2 * v.cg_to_rear_m / wb
-        fzr = v.mass_kg * GRAVITY_MPS2 * v.cg_to_front_m / wb
-        vp = np.zeros(lay.N_VP)  # by the layout's indices, so the order lives in layout.py only
-        vp[[lay.VP_M, lay.VP_IZ, lay.VP_A, lay.VP_B, lay.VP_CF, lay.VP_CR, lay.VP_MU, lay.VP_P,
-            lay.VP_SMAX]] = (v.mass_kg, v.yaw_inertia_kgm2, v.cg_to_front_m, v.cg_to_rear_m,
-                             v.cornering_coeff_1prad * fzf, v.cornering_coeff_1prad * fzr,
-                             v.friction_mu, v.power_w, v.max_steer_rad)
-        return vp
 
     def _pack_cfg(self) -> np.ndarray:
         p, (x0, y0, x1, y1) = self.p, self.network.bounds
@@ -129,7 +125,7 @@ class TrafficSim:
                 self.lights.select_master(*pose)
             self.light_state = self.lights.states(self.time_s)
         self.cfg[lay.CFG_DT], self.cfg[lay.CFG_T] = dt, self.time_s
-        ins.cut_ins(self.store, self.network.net, ego, self.p.vehicle.length_m,
+        ins.cut_ins(self.store, self.network.net, ego, self.ego_size_m[0],
                     int(self.cfg[lay.CFG_SEED]))
         step_kernel(self.network.net, self.store.af, self.store.ai, self.vp,
                           self.light_state, self.ego_arr, self.cfg)
@@ -150,7 +146,7 @@ class TrafficSim:
             return
         e[[lay.EGO_X, lay.EGO_Y, lay.EGO_YAW, lay.EGO_U]] = ego
         e[lay.EGO_ON] = 1.0
-        e[lay.EGO_LEN], e[lay.EGO_WID] = self.p.vehicle.length_m, self.p.vehicle.width_m
+        e[lay.EGO_LEN], e[lay.EGO_WID] = self.ego_size_m
 
     def _remove(self, mask: np.ndarray) -> int:
         idx = np.flatnonzero(mask & (self.store.ai[lay.AI_ACTIVE] != lay.FREE))
@@ -173,7 +169,7 @@ class TrafficSim:
         for k, (field, _) in enumerate(ag.PROFILE_FIELDS):
             af[field, i] = values[k, 0]
         ai[lay.AI_PROFILE, i], ai[lay.AI_IGNORE_SIGNS, i] = code[0], ignore[0]
-        af[lay.AF_LENGTH, i], af[lay.AF_WIDTH, i] = self.p.vehicle.length_m, self.p.vehicle.width_m
+        af[lay.AF_LENGTH, i], af[lay.AF_WIDTH, i] = self.agent_size_m
         net = self.network.net
         s = float(min(max(s, 0.0), net.lane_f[lane, lay.LF_LEN]))
         x, y, h, _ = _eval(net, lane, s)
@@ -366,3 +362,18 @@ class TrafficSim:
 def _eval(net, lane: int, s: float) -> tuple[float, float, float, float]:
     return eval_lane(net.pts, net.lane_i, lane, s)
 
+
+def pack_agent_vehicle(v: VehicleParams) -> np.ndarray:
+    """The agents' car as 004's single-track kernel reads it (``vp``, layout ``VP_*``; CG
+    reference point): mass, yaw inertia, axle distances, axle cornering stiffnesses [N/rad]
+    (coefficient * static axle load, as the ego's planar models), mu, constant power [W],
+    steering limit [rad]."""
+    c = v.chassis
+    vp = np.zeros(lay.N_VP)  # by the layout's indices, so the order lives in layout.py only
+    vp[[lay.VP_M, lay.VP_IZ, lay.VP_A, lay.VP_B]] = (c.mass_kg, c.yaw_inertia_kgm2,
+                                                     c.cg_to_front_axle_m, c.cg_to_rear_axle_m)
+    vp[[lay.VP_CF, lay.VP_CR]] = v.cornering_stiffness_npr()
+    vp[[lay.VP_MU, lay.VP_P, lay.VP_SMAX]] = (v.tyre.friction_coefficient,
+                                              v.powertrain.max_power_w,
+                                              v.steering.max_road_wheel_angle_rad)
+    return vp
