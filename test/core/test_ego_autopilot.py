@@ -182,3 +182,20 @@ def test_bad_inputs_are_refused(network, vehicle):
         ap.update(0.0, math.nan, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="no lane within"):
         ap.update(0.0, 5000.0, 5000.0, 0.0, 0.0)
+
+
+def test_the_ego_takes_the_moderate_drivers_law_parameters():
+    """core.ego.params reads its driver-law values from traffic MODERATE (one source); the
+    stop-sign speed differs on purpose (a full stop, see its doc)."""
+    from vehicle_sim.core.traffic.params import MODERATE
+    ego = EgoDriverParams()
+    shared = {"lookahead_time_s": "lookahead_time_s", "lookahead_min_m": "lookahead_min_m",
+              "steer_d_gain_s": "steer_d_gain_s", "accel_max_mps2": "accel_mean_mps2",
+              "accel_d_gain_s": "accel_d_gain_s", "comfort_decel_mps2": "comfort_decel_mps2",
+              "time_headway_s": "time_headway_s", "min_gap_m": "min_gap_m",
+              "lateral_accel_mps2": "lateral_accel_mps2",
+              "yellow_stop_decel_mps2": "yellow_stop_decel_mps2",
+              "give_way_speed_mps": "give_way_speed_mps"}
+    for ego_name, profile_name in shared.items():
+        assert getattr(ego, ego_name) == getattr(MODERATE, profile_name), ego_name
+    assert ego.stop_sign_speed_mps < MODERATE.stop_sign_speed_mps
