@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.traffic.kernels.driver_law import LEADER_RANGE_M
 from vehicle_sim.core.traffic.params import MODERATE
 
 
@@ -64,9 +65,9 @@ class EgoDriverParams:
     hold_brake: float = spec(0.3, unit="-", gt=0.0, le=1.0,
                              doc="brake pedal held at rest when asked to stop (a choice: "
                                  "0.3 x 14.1 kN holds the medium car on a 30 % slope)")
-    horizon_m: float = spec(150.0, unit="m", gt=20.0, le=1000.0,
-                            doc="route look-ahead for lights, signs, curves and leaders "
-                                "(traffic core LEADER_RANGE_M)")
+    horizon_m: float = spec(LEADER_RANGE_M, unit="m", gt=20.0, le=1000.0,
+                            doc="route look-ahead for lights, signs, curves and leaders (the "
+                                "agents' leader range, driver_law.LEADER_RANGE_M)")
     corridor_margin_m: float = spec(0.4, unit="m", ge=0.0,
                                     doc="lateral margin of the leader corridor (driver_law)")
     max_start_distance_m: float = spec(30.0, unit="m", gt=0.0,

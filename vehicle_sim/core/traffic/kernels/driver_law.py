@@ -27,6 +27,10 @@ from vehicle_sim.core.units import GRAVITY_MPS2
 ONCOMING_COS = -0.5  # relative heading beyond 120 deg: oncoming, not in one's corridor
 CURVE_MIN_CURVATURE_1PM = 1e-3  # straighter lanes (radius > 1 km) set no curve speed
 MIN_LOOKAHEAD_M = 1.0  # the capped look-ahead is never shorter than this
+# How far ahead along its route a driver looks for a leader [m] (the agents' lane_leader, the
+# ego's default horizon_m). A choice (004 gives none): at the 13.9 m/s city limit the IDM's
+# desired gap to a stopped car is ~95 m (s0 + u T + u^2 / (2 sqrt(a b))), within this range.
+LEADER_RANGE_M = 150.0
 
 # Look-ahead at most this fraction of the radius of the curve at the look-ahead point: pure
 # pursuit cuts into a curve by an amount growing with L^2 / R, and 004's d_s = t_s u + d_0
