@@ -25,8 +25,9 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
 - Pedals (004 eqs. 10-13): a = min(a_r, a_m) + c_d da_r/dt when accelerating, max(a_r, -mu g)
   when braking; the force m a + rolling resistance + drag is mapped to the throttle through the
   vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004) or to the brake
-  through the total brake force: pedal = force / force at full pedal. Below 0.5 m/s with a
-  braking (or zero) demand the brake is held at least at ``hold_brake``.
+  through the total brake force: pedal = force / force at full pedal (the vehicle's inverse
+  model, core.motion.stack_controller.LongitudinalModel, as the stack controller's). Below
+  0.5 m/s with a braking (or zero) demand the brake is held at least at ``hold_brake``.
 Unknown light states (no traffic/lights received) count as green.
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ import numpy as np
 
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
+from vehicle_sim.core.motion.stack_controller import LongitudinalModel
 from vehicle_sim.core.traffic.kernels import driver_law as law
 from vehicle_sim.core.traffic.kernels.route_scan import corridor_leader, route_points
 from vehicle_sim.core.traffic.lights import RED, YELLOW
@@ -99,6 +101,7 @@ class Autopilot:
 
     def __init__(self, network: Network, vehicle: VehicleParams, params: EgoDriverParams):
         self.network, self.v, self.p = network, vehicle, params
+        self.model = LongitudinalModel.from_vehicle(vehicle)
         self.rng = np.random.default_rng(params.seed)
         self.route: Route | None = None
         self.lights: dict[str, int] = {}
@@ -288,15 +291,13 @@ class Autopilot:
         return max(a_r, -self.v.tyre.friction_coefficient * GRAVITY_MPS2)
 
     def _pedals(self, accel: float, u: float) -> tuple[float, float]:
-        """(throttle, brake) in [0, 1] giving ``accel`` [m/s^2] at speed u [m/s]."""
-        v = self.v
-        m = v.chassis.mass_kg
-        resist = (v.tyre.rolling_resistance_coeff * m * GRAVITY_MPS2 +
-                  0.5 * v.aero.air_density_kgpm3 * v.aero.drag_area_m2 * u * u)
-        force = m * accel + resist
+        """(throttle, brake) in [0, 1] giving ``accel`` [m/s^2] at speed u >= 0 [m/s], through
+        the vehicle's longitudinal inverse model (stack_controller.LongitudinalModel)."""
+        model = self.model
+        force = model.force_n(accel, u)
         if accel <= 0.0 and u < STOPPED_MPS:  # asked to stop or stay: hold the car
-            return 0.0, max(self.p.hold_brake, min(-m * accel / v.brakes.max_force_n, 1.0))
+            return 0.0, max(self.p.hold_brake,
+                            min(-model.mass_kg * accel / model.max_brake_force_n, 1.0))
         if force >= 0.0:
-            drive = min(v.powertrain.max_drive_force_n, v.powertrain.max_power_w / max(u, 1e-3))
-            return min(force / drive, 1.0), 0.0
-        return 0.0, min(-force / v.brakes.max_force_n, 1.0)
+            return min(force / model.drive_available_n(u), 1.0), 0.0
+        return 0.0, min(-force / model.max_brake_force_n, 1.0)
