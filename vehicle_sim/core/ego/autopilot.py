@@ -15,9 +15,10 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
 - Speed (004 eq. 9, most restrictive reference): the current lane's speed limit minus
   ``cruise_margin_mps`` at the look-ahead distance d_s; a lower limit of a later lane at its
   start, the curve speed sqrt(a_lat / k_max) of each lane ahead, the give-way speed, and stops
-  (red light, yellow light one can stop for at ``yellow_stop_decel_mps2``, stop sign, end of
-  route: front bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep
-  law) each enter once their distance is within the comfortable braking distance
+  (red light, yellow light one can stop for at ``yellow_stop_decel_mps2`` (the agents'
+  decision, driver_law.stops_at_yellow, taken anew each step), stop sign, end of route: front
+  bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep law) each
+  enter once their distance is within the comfortable braking distance
   (u^2 - u_r^2) / (2 b) + d_s (before that eq. 9 would only cap the acceleration); the nearest
   traffic agent in the route corridor (driver_law.corridor_gap, margin ``corridor_margin_m``)
   gives the IDM acceleration (driver_law.idm) with its speed along the route. Zebra and
@@ -89,6 +90,7 @@ def warm_up(network: Network) -> None:
     law.pursuit_angle(0.0, 0.0, 0.0, 1.0, 0.0, 1.0)
     law.steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
     law.curve_speed(1.0, 0.1)
+    law.stops_at_yellow(1.0, 1.0, 1.0)
     law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
     net = network.net
     line = route_points(net.pts, net.lane_f, net.lane_i, np.zeros(1, dtype=np.int64), 0.0,
@@ -251,7 +253,7 @@ class Autopilot:
             if kind == "traffic_light":
                 state = self.lights.get(light)
                 if state == RED or (state == YELLOW and
-                                    u * u <= 2.0 * p.yellow_stop_decel_mps2 * max(d, 0.1)):
+                                    law.stops_at_yellow(u, d, p.yellow_stop_decel_mps2)):
                     out.append((self._stop(u, ahead, ds),
                                 "red_light" if state == RED else "yellow_light"))
             elif kind == "stop" and (idx, s_sig) not in self._cleared_stops:

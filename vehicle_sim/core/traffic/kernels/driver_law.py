@@ -10,7 +10,7 @@ route (the agents' lane -> next lane, the ego's Route) and its own search for ot
 - Speed (004 eqs. 9-13): each reference (u_r, d_r) gives a_r = (u_r^2 - u^2) / (2 d_r)
   (``ref_accel``); the most restrictive (smallest) a_r is applied through the accelerator / brake
   laws (``pedal_accel``). Curves: u_r = sqrt(a_lat / k) at a lane's sharpest point
-  (``curve_speed``); stop lines: ``stop_accel``.
+  (``curve_speed``); stop lines: ``stop_accel``; at a yellow light: ``stops_at_yellow``.
 - Car following: the leader reference is the IDM acceleration (Treiber, Hennecke & Helbing 2000,
   Phys. Rev. E 62, 1805): a [1 - (u/u0)^4 - (s*/s)^2], s* = s0 + max(0, u T + u du/(2 sqrt(a b)))
   (``idm``), on the bumper gap to the nearest object whose footprint is in one's corridor
@@ -67,6 +67,14 @@ def pedal_accel(a_r, a_r_prev, dt, a_m, cd_over_cp, mu):
         return min(max(pedal, 0.0), 1.0) * mug
     brake = -a_r / mug
     return -min(max(brake, 0.0), 1.0) * mug
+
+
+@njit(cache=True, inline="always")
+def stops_at_yellow(u, d, decel):
+    """004 sec. 6.3.3's yellow-light decision: True (stop) if stopping from speed u [m/s] within
+    d metres (at least 0.1 m) needs a deceleration u^2 / (2 d) of at most ``decel`` [m/s^2]
+    (the driver's yellow_stop_decel_mps2); False: go on."""
+    return u * u / (2.0 * max(d, 0.1)) <= decel
 
 
 @njit(cache=True)
