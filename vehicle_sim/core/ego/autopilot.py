@@ -23,12 +23,14 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
   traffic agent in the route corridor (driver_law.corridor_gap, margin ``corridor_margin_m``)
   gives the IDM acceleration (driver_law.idm) with its speed along the route. Zebra and
   signalised crossings are ignored (no pedestrians are simulated).
-- Pedals (004 eqs. 10-13): a = min(a_r, a_m) + c_d da_r/dt when accelerating, max(a_r, -mu g)
-  when braking; the force m a + rolling resistance + drag is mapped to the throttle through the
-  vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004) or to the brake
-  through the total brake force: pedal = force / force at full pedal (the vehicle's inverse
-  model, core.motion.stack_controller.LongitudinalModel, as the stack controller's). Below
-  0.5 m/s with a braking (or zero) demand the brake is held at least at ``hold_brake``.
+- Pedals (004 eqs. 10-13, driver_law.pedal_accel as the agents'): a = min(a_r, a_m) plus the
+  derivative term (c_d/c_p) c_p mu g da_r/dt, clipped to [0, mu g], when accelerating,
+  max(a_r, -mu g) when braking; the force m a + rolling resistance + drag is mapped to the
+  throttle through the vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004)
+  or to the brake through the total brake force: pedal = force / force at full pedal (the
+  vehicle's inverse model, core.motion.stack_controller.LongitudinalModel, as the stack
+  controller's). Below 0.5 m/s with a braking (or zero) demand the brake is held at least at
+  ``hold_brake``.
 Unknown light states (no traffic/lights received) count as green.
 """
 from __future__ import annotations
@@ -46,7 +48,6 @@ from vehicle_sim.core.traffic.kernels import driver_law as law
 from vehicle_sim.core.traffic.kernels.route_scan import corridor_leader, route_points
 from vehicle_sim.core.traffic.lights import RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
-from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.params import VehicleParams
 
 POLYLINE_STEP_M = 2.0  # route sampling for the leader search (lanes are 3.5 m wide)
@@ -90,6 +91,7 @@ def warm_up(network: Network) -> None:
     law.pursuit_angle(0.0, 0.0, 0.0, 1.0, 0.0, 1.0)
     law.steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
     law.curve_speed(1.0, 0.1)
+    law.pedal_accel(0.0, 0.0, 0.02, 1.0, 0.0, 1.0)
     law.stops_at_yellow(1.0, 1.0, 1.0)
     law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
     net = network.net
@@ -284,13 +286,14 @@ class Autopilot:
                        p.time_headway_s, p.min_gap_m), "leader"
 
     def _accel(self, a_r: float, dt: float) -> float:
-        """004 eqs. 10-13 as an acceleration: capped at a_m accelerating, mu g braking."""
-        a_r = min(a_r, self.p.accel_max_mps2)  # no reference restricts: free acceleration
-        rate = (a_r - self._a_prev) / dt if dt > 0.0 else 0.0
+        """004 eqs. 10-13 as an acceleration, the agents' law (driver_law.pedal_accel): at most
+        a_m (plus the derivative term) accelerating, within [-mu g, mu g]. a_r is finite: the
+        current lane's speed limit is always a reference."""
+        p = self.p
+        accel = law.pedal_accel(a_r, self._a_prev, dt, p.accel_max_mps2, p.accel_d_gain_s,
+                                self.v.tyre.friction_coefficient)
         self._a_prev = a_r
-        if a_r >= 0.0:
-            return min(a_r, self.p.accel_max_mps2) + self.p.accel_d_gain_s * rate
-        return max(a_r, -self.v.tyre.friction_coefficient * GRAVITY_MPS2)
+        return accel
 
     def _pedals(self, accel: float, u: float) -> tuple[float, float]:
         """(throttle, brake) in [0, 1] giving ``accel`` [m/s^2] at speed u >= 0 [m/s], through

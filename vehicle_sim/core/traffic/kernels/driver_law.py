@@ -55,18 +55,23 @@ def ref_accel(u_r, u, d_r):
 
 @njit(cache=True)
 def pedal_accel(a_r, a_r_prev, dt, a_m, cd_over_cp, mu):
-    """Vehicle acceleration from 004 eqs. 10-13: pedal = c_p a_r + c_d da_r/dt, then x mu g.
+    """Vehicle acceleration [m/s^2] from 004 eqs. 10-13: pedal = c_p a_r + c_d da_r/dt, x mu g.
 
-    Accelerator: c_p = 1/(mu g) if a_r < a_m else a_m / (mu g a_r) (eqs. 11-12).
-    Brake (eq. 13): brake = a_r / (mu g). Pedals clipped to [0, 1].
+    Accelerator: c_p = 1/(mu g) if a_r < a_m else a_m / (mu g a_r) (eqs. 11-12), so c_p a_r mu g
+    = min(a_r, a_m), plus the derivative term (c_d/c_p) c_p mu g (a_r - a_r_prev) / dt (none
+    when c_d = 0 or dt <= 0). Brake (eq. 13): brake = a_r / (mu g). Pedals clipped to [0, 1]:
+    the result to [-mu g, mu g]. Worked in accelerations, so with c_d = 0 it is min(a_r, a_m)
+    or max(a_r, -mu g) exactly. The one copy of the law: traffic agents (kernels.step) and the
+    ego autopilot; a_r_prev is the previous step's a_r (unclipped).
     """
     mug = mu * GRAVITY_MPS2
     if a_r >= 0.0:
-        cp = 1.0 / mug if a_r < a_m else a_m / (mug * a_r)
-        pedal = cp * a_r + cd_over_cp * cp * (a_r - a_r_prev) / dt
-        return min(max(pedal, 0.0), 1.0) * mug
-    brake = -a_r / mug
-    return -min(max(brake, 0.0), 1.0) * mug
+        a = min(a_r, a_m)
+        if cd_over_cp > 0.0 and dt > 0.0:
+            cp_mug = 1.0 if a_r < a_m else a_m / a_r
+            a += cd_over_cp * cp_mug * (a_r - a_r_prev) / dt
+        return min(max(a, 0.0), mug)
+    return max(a_r, -mug)
 
 
 @njit(cache=True, inline="always")
