@@ -182,3 +182,41 @@ def test_bad_inputs_are_refused(network, vehicle):
         ap.update(0.0, math.nan, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="no lane within"):
         ap.update(0.0, 5000.0, 5000.0, 0.0, 0.0)
+
+
+def test_the_ego_takes_the_moderate_drivers_law_parameters():
+    """core.ego.params reads its driver-law values from traffic MODERATE (one source); the
+    stop-sign speed differs on purpose (a full stop, see its doc)."""
+    from vehicle_sim.core.traffic.params import MODERATE
+    ego = EgoDriverParams()
+    shared = {"lookahead_time_s": "lookahead_time_s", "lookahead_min_m": "lookahead_min_m",
+              "steer_d_gain_s": "steer_d_gain_s", "accel_max_mps2": "accel_mean_mps2",
+              "accel_d_gain_s": "accel_d_gain_s", "comfort_decel_mps2": "comfort_decel_mps2",
+              "time_headway_s": "time_headway_s", "min_gap_m": "min_gap_m",
+              "lateral_accel_mps2": "lateral_accel_mps2",
+              "yellow_stop_decel_mps2": "yellow_stop_decel_mps2",
+              "give_way_speed_mps": "give_way_speed_mps"}
+    for ego_name, profile_name in shared.items():
+        assert getattr(ego, ego_name) == getattr(MODERATE, profile_name), ego_name
+    assert ego.stop_sign_speed_mps < MODERATE.stop_sign_speed_mps
+
+
+@pytest.mark.parametrize("d_gain_s", [0.0, 0.3])
+def test_the_ego_and_the_agents_share_one_pedal_law(network, vehicle, d_gain_s):
+    """The ego's acceleration is the agents' (driver_law.pedal_accel, as kernels.step calls it:
+    the previous step's a_r, the driver's a_m and c_d/c_p, the tyre mu), with a derivative gain
+    too: a_r above a_m, rising and falling, braking beyond mu g."""
+    import dataclasses
+
+    from vehicle_sim.core.traffic.kernels import driver_law
+    params = dataclasses.replace(EgoDriverParams(), accel_d_gain_s=d_gain_s)
+    ap = Autopilot(network, vehicle, params)
+    mu, dt = vehicle.tyre.friction_coefficient, 0.02
+    a_prev = 0.0
+    for a_r in (0.2, 0.6, 3.0, 5.0, 2.0, 0.5, -1.0, -30.0, 0.8):
+        agent = driver_law.pedal_accel(a_r, a_prev, dt, params.accel_max_mps2, d_gain_s, mu)
+        assert ap._accel(a_r, dt) == agent
+        a_prev = a_r
+    if d_gain_s > 0.0:  # the derivative term acts, and the result stays within mu g
+        assert driver_law.pedal_accel(3.0, 0.5, dt, 1.0, d_gain_s, mu) == pytest.approx(
+            min(1.0 + d_gain_s * (1.0 / 3.0) * 2.5 / dt, mu * 9.80665))

@@ -126,3 +126,19 @@ def test_the_same_inputs_give_the_same_pedals():
     a = drive(Setpoint(speed_mps=10.0, accel_mps2=1.0), 1.0)[1]
     b = drive(Setpoint(speed_mps=10.0, accel_mps2=1.0), 1.0)[1]
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["small_car", "medium_car", "large_car", "van", "truck"])
+def test_the_longitudinal_model_is_the_vehicle_files(name):
+    """Golden: m a + C_rr m g + 1/2 rho C_d A v|v|, min(F_max, P / v) (the model the ego autopilot
+    uses too); at rest the drive force is F_max whatever the P / v floor."""
+    v = load(VehicleParams, config_path(f"vehicles/{name}.yaml"))
+    model = LongitudinalModel.from_vehicle(v)
+    m, g = v.chassis.mass_kg, 9.80665
+    drag = 0.5 * v.aero.air_density_kgpm3 * v.aero.drag_area_m2
+    want = m * 1.5 + v.tyre.rolling_resistance_coeff * m * g + drag * 100.0
+    assert model.force_n(1.5, 10.0) == pytest.approx(want, rel=1e-12)
+    assert model.force_n(0.0, -10.0, -1.0) == pytest.approx(-want + m * 1.5, rel=1e-12)
+    assert model.drive_available_n(0.0) == v.powertrain.max_drive_force_n
+    assert model.drive_available_n(30.0) == min(v.powertrain.max_drive_force_n,
+                                                 v.powertrain.max_power_w / 30.0)

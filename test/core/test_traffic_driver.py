@@ -55,6 +55,15 @@ def test_pedal_laws_of_004_eqs_10_to_13():
     assert driver_law.pedal_accel(-30.0, -30.0, 0.05, a_m, 0.0, mu) == pytest.approx(-mu * G)
 
 
+def test_yellow_light_decision_of_004_6_3_3():
+    """One decision for agents (junction.classify) and ego (autopilot): stop if u^2 / (2 d) is
+    at most the driver's yellow deceleration (11 m/s, 25 m: 2.42 m/s^2)."""
+    assert driver_law.stops_at_yellow(11.0, 25.0, 3.0)  # moderate (ITE 3.0): stops
+    assert not driver_law.stops_at_yellow(11.0, 25.0, 2.0)  # aggressive: goes
+    assert not driver_law.stops_at_yellow(1.0, -2.0, 3.0)  # past the line (d at least 0.1 m)
+    assert driver_law.stops_at_yellow(0.0, -2.0, 3.0)  # at rest: stays
+
+
 def test_idm_is_zero_at_its_equilibrium_gap():
     u, u0, T, s0 = 8.0, 13.89, 1.0, 2.0
     s_e = (s0 + u * T) / math.sqrt(1 - (u / u0) ** 4)

@@ -86,3 +86,19 @@ def test_only_passive_drivers_slow_at_zebra_crossings(profile, passive):
         v_at = sim.store.af[lay.AF_U, i]
     factor = sim.p.passive.crossing_speed_factor if passive else 1.0
     assert v_at == pytest.approx(factor * desired, abs=0.3)
+
+
+def test_the_profiles_keep_their_values_and_the_class_defaults_are_the_moderate_driver():
+    """The three profiles' values (golden, in field order; they were once built positionally),
+    and DriverProfile() is MODERATE: one source for the moderate driver (and the ego's
+    parameters, core.ego.params)."""
+    from dataclasses import astuple
+
+    from vehicle_sim.core.traffic.params import AGGRESSIVE, MODERATE, PASSIVE, DriverProfile
+    assert MODERATE == DriverProfile()
+    assert astuple(AGGRESSIVE) == (0.8, 3.0, 0.08, 1.5, 2.0, 0.8, 1.5, 1.1, 2.8, 2.0, 3.0, 13.0,
+                                   13.0, True, 1.0, 0.0)
+    assert astuple(MODERATE) == (1.0, 4.0, 0.05, 1.0, 1.5, 1.0, 2.0, 1.0, 2.0, 3.0, 1.0, 2.0,
+                                 4.0, False, 1.0, 0.0)
+    assert astuple(PASSIVE) == (1.2, 5.0, 0.03, 0.8, 1.2, 1.5, 2.5, 0.9, 1.5, 4.0, 0.0, 0.3, 0.3,
+                                False, 0.6, 0.0)

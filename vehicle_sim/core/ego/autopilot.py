@@ -15,18 +15,22 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
 - Speed (004 eq. 9, most restrictive reference): the current lane's speed limit minus
   ``cruise_margin_mps`` at the look-ahead distance d_s; a lower limit of a later lane at its
   start, the curve speed sqrt(a_lat / k_max) of each lane ahead, the give-way speed, and stops
-  (red light, yellow light one can stop for at ``yellow_stop_decel_mps2``, stop sign, end of
-  route: front bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep
-  law) each enter once their distance is within the comfortable braking distance
+  (red light, yellow light one can stop for at ``yellow_stop_decel_mps2`` (the agents'
+  decision, driver_law.stops_at_yellow, taken anew each step), stop sign, end of route: front
+  bumper ``stop_margin_m`` before the line, the traffic core's ``stop_accel`` creep law) each
+  enter once their distance is within the comfortable braking distance
   (u^2 - u_r^2) / (2 b) + d_s (before that eq. 9 would only cap the acceleration); the nearest
   traffic agent in the route corridor (driver_law.corridor_gap, margin ``corridor_margin_m``)
   gives the IDM acceleration (driver_law.idm) with its speed along the route. Zebra and
   signalised crossings are ignored (no pedestrians are simulated).
-- Pedals (004 eqs. 10-13): a = min(a_r, a_m) + c_d da_r/dt when accelerating, max(a_r, -mu g)
-  when braking; the force m a + rolling resistance + drag is mapped to the throttle through the
-  vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004) or to the brake
-  through the total brake force: pedal = force / force at full pedal. Below 0.5 m/s with a
-  braking (or zero) demand the brake is held at least at ``hold_brake``.
+- Pedals (004 eqs. 10-13, driver_law.pedal_accel as the agents'): a = min(a_r, a_m) plus the
+  derivative term (c_d/c_p) c_p mu g da_r/dt, clipped to [0, mu g], when accelerating,
+  max(a_r, -mu g) when braking; the force m a + rolling resistance + drag is mapped to the
+  throttle through the vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004)
+  or to the brake through the total brake force: pedal = force / force at full pedal (the
+  vehicle's inverse model, core.motion.stack_controller.LongitudinalModel, as the stack
+  controller's). Below 0.5 m/s with a braking (or zero) demand the brake is held at least at
+  ``hold_brake``.
 Unknown light states (no traffic/lights received) count as green.
 """
 from __future__ import annotations
@@ -39,11 +43,11 @@ import numpy as np
 
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
+from vehicle_sim.core.motion.stack_controller import LongitudinalModel
 from vehicle_sim.core.traffic.kernels import driver_law as law
 from vehicle_sim.core.traffic.kernels.route_scan import corridor_leader, route_points
 from vehicle_sim.core.traffic.lights import RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
-from vehicle_sim.core.units import GRAVITY_MPS2
 from vehicle_sim.core.vehicle.params import VehicleParams
 
 POLYLINE_STEP_M = 2.0  # route sampling for the leader search (lanes are 3.5 m wide)
@@ -87,6 +91,8 @@ def warm_up(network: Network) -> None:
     law.pursuit_angle(0.0, 0.0, 0.0, 1.0, 0.0, 1.0)
     law.steer_angle(0.0, 0.0, 0.02, 0.0, 1.0)
     law.curve_speed(1.0, 0.1)
+    law.pedal_accel(0.0, 0.0, 0.02, 1.0, 0.0, 1.0)
+    law.stops_at_yellow(1.0, 1.0, 1.0)
     law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
     net = network.net
     line = route_points(net.pts, net.lane_f, net.lane_i, np.zeros(1, dtype=np.int64), 0.0,
@@ -99,6 +105,7 @@ class Autopilot:
 
     def __init__(self, network: Network, vehicle: VehicleParams, params: EgoDriverParams):
         self.network, self.v, self.p = network, vehicle, params
+        self.model = LongitudinalModel.from_vehicle(vehicle)
         self.rng = np.random.default_rng(params.seed)
         self.route: Route | None = None
         self.lights: dict[str, int] = {}
@@ -248,7 +255,7 @@ class Autopilot:
             if kind == "traffic_light":
                 state = self.lights.get(light)
                 if state == RED or (state == YELLOW and
-                                    u * u <= 2.0 * p.yellow_stop_decel_mps2 * max(d, 0.1)):
+                                    law.stops_at_yellow(u, d, p.yellow_stop_decel_mps2)):
                     out.append((self._stop(u, ahead, ds),
                                 "red_light" if state == RED else "yellow_light"))
             elif kind == "stop" and (idx, s_sig) not in self._cleared_stops:
@@ -279,24 +286,23 @@ class Autopilot:
                        p.time_headway_s, p.min_gap_m), "leader"
 
     def _accel(self, a_r: float, dt: float) -> float:
-        """004 eqs. 10-13 as an acceleration: capped at a_m accelerating, mu g braking."""
-        a_r = min(a_r, self.p.accel_max_mps2)  # no reference restricts: free acceleration
-        rate = (a_r - self._a_prev) / dt if dt > 0.0 else 0.0
+        """004 eqs. 10-13 as an acceleration, the agents' law (driver_law.pedal_accel): at most
+        a_m (plus the derivative term) accelerating, within [-mu g, mu g]. a_r is finite: the
+        current lane's speed limit is always a reference."""
+        p = self.p
+        accel = law.pedal_accel(a_r, self._a_prev, dt, p.accel_max_mps2, p.accel_d_gain_s,
+                                self.v.tyre.friction_coefficient)
         self._a_prev = a_r
-        if a_r >= 0.0:
-            return min(a_r, self.p.accel_max_mps2) + self.p.accel_d_gain_s * rate
-        return max(a_r, -self.v.tyre.friction_coefficient * GRAVITY_MPS2)
+        return accel
 
     def _pedals(self, accel: float, u: float) -> tuple[float, float]:
-        """(throttle, brake) in [0, 1] giving ``accel`` [m/s^2] at speed u [m/s]."""
-        v = self.v
-        m = v.chassis.mass_kg
-        resist = (v.tyre.rolling_resistance_coeff * m * GRAVITY_MPS2 +
-                  0.5 * v.aero.air_density_kgpm3 * v.aero.drag_area_m2 * u * u)
-        force = m * accel + resist
+        """(throttle, brake) in [0, 1] giving ``accel`` [m/s^2] at speed u >= 0 [m/s], through
+        the vehicle's longitudinal inverse model (stack_controller.LongitudinalModel)."""
+        model = self.model
+        force = model.force_n(accel, u)
         if accel <= 0.0 and u < STOPPED_MPS:  # asked to stop or stay: hold the car
-            return 0.0, max(self.p.hold_brake, min(-m * accel / v.brakes.max_force_n, 1.0))
+            return 0.0, max(self.p.hold_brake,
+                            min(-model.mass_kg * accel / model.max_brake_force_n, 1.0))
         if force >= 0.0:
-            drive = min(v.powertrain.max_drive_force_n, v.powertrain.max_power_w / max(u, 1e-3))
-            return min(force / drive, 1.0), 0.0
-        return 0.0, min(-force / v.brakes.max_force_n, 1.0)
+            return min(force / model.drive_available_n(u), 1.0), 0.0
+        return 0.0, min(-force / model.max_brake_force_n, 1.0)

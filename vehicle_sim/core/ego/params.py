@@ -1,15 +1,22 @@
 """Parameters of the ego autopilot and its node (one source of truth; README table).
 
-Driver-model values are those of the traffic core's MODERATE profile
-(``vehicle_sim.core.traffic.params``: IDM city set of Treiber & Kesting, "Traffic Flow Dynamics"
-(2013), table 11.2; ITE yellow deceleration 3.0 m/s^2); paper 004 gives the structure of the
-laws (eqs. 6-13) but no gains.
+The driver-law parameters the ego shares with the traffic agents take the traffic core's
+MODERATE profile (``vehicle_sim.core.traffic.params.MODERATE``: IDM city set of Treiber &
+Kesting, "Traffic Flow Dynamics" (2013), table 11.2; ITE yellow deceleration 3.0 m/s^2), read
+from it, not copied: t_s, d_0, both c_d, a_m, b, T, s0, a_lat, the yellow deceleration and the
+give-way speed. Paper 004 gives the structure of the laws (eqs. 6-13) but no gains. The ego
+differs from the moderate agent on purpose in one law parameter, ``stop_sign_speed_mps`` (a full
+stop, see its doc), and sets its desired speed as the limit minus ``cruise_margin_mps`` (the
+agents: a factor of the limit); it has none of the agents' red-run, sign-skipping or zebra
+parameters (it never runs a red light; no pedestrians are simulated).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.traffic.kernels.driver_law import LEADER_RANGE_M
+from vehicle_sim.core.traffic.params import MODERATE
 
 
 @dataclass(frozen=True)
@@ -25,32 +32,42 @@ class EgoDriverParams:
                                   doc="VehicleControl rate, simulation time")
     state_timeout_s: float = spec(0.5, unit="s", gt=0.0,
                                   doc="no vehicle/state this long (sim time): brake")
-    lookahead_time_s: float = spec(1.0, unit="s", gt=0.0, doc="t_s of 004 eq. 6")
-    lookahead_min_m: float = spec(4.0, unit="m", gt=0.0, doc="d_0 of 004 eq. 6 (the look-ahead "
-                                  "t_s u + d_0 is capped at half the radius of a curve ahead)")
-    steer_d_gain_s: float = spec(0.05, unit="s", ge=0.0, doc="c_d of 004 eq. 8")
+    lookahead_time_s: float = spec(MODERATE.lookahead_time_s, unit="s", gt=0.0,
+                                   doc="t_s of 004 eq. 6")
+    lookahead_min_m: float = spec(MODERATE.lookahead_min_m, unit="m", gt=0.0,
+                                  doc="d_0 of 004 eq. 6 (the look-ahead t_s u + d_0 is capped at "
+                                      "half the radius of a curve ahead)")
+    steer_d_gain_s: float = spec(MODERATE.steer_d_gain_s, unit="s", ge=0.0,
+                                 doc="c_d of 004 eq. 8")
     cruise_margin_mps: float = spec(0.5, unit="m/s", ge=0.0, le=5.0,
                                     doc="cruise at the lane speed limit minus this")
-    accel_max_mps2: float = spec(1.0, unit="m/s^2", gt=0.0, doc="a_m of 004 eqs. 11-12, IDM a")
-    accel_d_gain_s: float = spec(0.0, unit="s", ge=0.0, doc="c_d/c_p of 004 eq. 10 (not given)")
-    comfort_decel_mps2: float = spec(1.5, unit="m/s^2", gt=0.0, doc="IDM b")
-    time_headway_s: float = spec(1.0, unit="s", gt=0.0, doc="IDM T")
-    min_gap_m: float = spec(2.0, unit="m", gt=0.0, doc="IDM s0")
-    lateral_accel_mps2: float = spec(2.0, unit="m/s^2", gt=0.0,
+    accel_max_mps2: float = spec(MODERATE.accel_mean_mps2, unit="m/s^2", gt=0.0,
+                                 doc="a_m of 004 eqs. 11-12, IDM a")
+    accel_d_gain_s: float = spec(MODERATE.accel_d_gain_s, unit="s", ge=0.0,
+                                 doc="c_d/c_p of 004 eq. 10 (not given)")
+    comfort_decel_mps2: float = spec(MODERATE.comfort_decel_mps2, unit="m/s^2", gt=0.0,
+                                     doc="IDM b")
+    time_headway_s: float = spec(MODERATE.time_headway_s, unit="s", gt=0.0, doc="IDM T")
+    min_gap_m: float = spec(MODERATE.min_gap_m, unit="m", gt=0.0, doc="IDM s0")
+    lateral_accel_mps2: float = spec(MODERATE.lateral_accel_mps2, unit="m/s^2", gt=0.0,
                                      doc="curve speed sqrt(a_lat R) at a lane's sharpest point")
-    yellow_stop_decel_mps2: float = spec(3.0, unit="m/s^2", gt=0.0,
+    yellow_stop_decel_mps2: float = spec(MODERATE.yellow_stop_decel_mps2, unit="m/s^2", gt=0.0,
                                          doc="stops at yellow if it needs less (ITE)")
     stop_margin_m: float = spec(1.0, unit="m", ge=0.0, le=10.0,
                                 doc="front bumper to stop line when stopped (a choice)")
     stop_sign_speed_mps: float = spec(0.3, unit="m/s", ge=0.0,
-                                      doc="below this at a stop line the stop is done")
-    give_way_speed_mps: float = spec(4.0, unit="m/s", ge=0.0, doc="speed at a give-way line")
+                                      doc="below this at a stop line the stop is done: the ego "
+                                          "stops fully, as a stop sign requires and the run "
+                                          "report checks (the moderate traffic driver, "
+                                          "DriverProfile, rolls through at 2 m/s)")
+    give_way_speed_mps: float = spec(MODERATE.give_way_speed_mps, unit="m/s", ge=0.0,
+                                     doc="speed at a give-way line")
     hold_brake: float = spec(0.3, unit="-", gt=0.0, le=1.0,
                              doc="brake pedal held at rest when asked to stop (a choice: "
                                  "0.3 x 14.1 kN holds the medium car on a 30 % slope)")
-    horizon_m: float = spec(150.0, unit="m", gt=20.0, le=1000.0,
-                            doc="route look-ahead for lights, signs, curves and leaders "
-                                "(traffic core LEADER_RANGE_M)")
+    horizon_m: float = spec(LEADER_RANGE_M, unit="m", gt=20.0, le=1000.0,
+                            doc="route look-ahead for lights, signs, curves and leaders (the "
+                                "agents' leader range, driver_law.LEADER_RANGE_M)")
     corridor_margin_m: float = spec(0.4, unit="m", ge=0.0,
                                     doc="lateral margin of the leader corridor (driver_law)")
     max_start_distance_m: float = spec(30.0, unit="m", gt=0.0,

@@ -34,6 +34,10 @@ from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams
 
 REST_MPS = 0.2  # [m/s] below this the car counts as at rest (a choice: ~ one step of creep)
+# [m/s] P / |v| is taken at least at this speed (no division by zero). It never decides for a
+# vehicle with P > F_max x 1 mm/s (every shipped file: P / F_max >= 2.7 m/s): P / 1 mm/s is
+# then above F_max, and min(F_max, P / |v|) = F_max at any lower floor too.
+MIN_POWER_SPEED_MPS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,9 @@ class ControllerGains:
 
 @dataclass(frozen=True)
 class LongitudinalModel:
-    """What the controller needs of the vehicle file (``from_vehicle``)."""
+    """The vehicle's longitudinal inverse model, from the vehicle file (``from_vehicle``): the
+    force for an acceleration (``force_n``) and the drive force at full throttle
+    (``drive_available_n``). Shared by this controller and the ego autopilot (core.ego)."""
 
     mass_kg: float
     rolling_force_n: float  # C_rr m g
@@ -84,9 +90,18 @@ class LongitudinalModel:
                    wheelbase_m=c.wheelbase_m,
                    max_steer_rad=v.steering.max_road_wheel_angle_rad)
 
+    def force_n(self, accel_mps2: float, speed_mps: float, rolling: float = 1.0) -> float:
+        """Force along x [N] that gives ``accel_mps2`` at ``speed_mps``: m a + rolling C_rr m g
+        + 1/2 rho C_d A v|v| (the single-track model's terms, ``single_track.axle_long_forces``);
+        ``rolling`` the sign of the rolling resistance (1 moving forward, -1 backward, 0 none)."""
+        return self.mass_kg * accel_mps2 + (rolling * self.rolling_force_n
+                                            + self.drag_n_per_mps2 * speed_mps * abs(speed_mps))
+
     def drive_available_n(self, speed_mps: float) -> float:
-        """Drive force at full throttle [N]: min(F_max, P / |v|)."""
-        return min(self.max_drive_force_n, self.max_power_w / max(abs(speed_mps), 1e-6))
+        """Drive force at full throttle [N]: min(F_max, P / |v|) (the constant-power drive of
+        paper 004), |v| at least MIN_POWER_SPEED_MPS."""
+        return min(self.max_drive_force_n,
+                   self.max_power_w / max(abs(speed_mps), MIN_POWER_SPEED_MPS))
 
 
 @dataclass(frozen=True)
@@ -175,13 +190,11 @@ class StackController:
 
     def _force_n(self, accel_mps2: float, speed_mps: float, direction: int) -> float:
         """Force along x [N] that gives ``accel_mps2`` at ``speed_mps`` (feed-forward model)."""
-        model = self.model
         if abs(speed_mps) > 0.05:
             moving = math.copysign(1.0, speed_mps)
         else:  # starting: rolling resistance opposes the direction the car is asked to go
             moving = float(direction) if accel_mps2 * direction > 0.0 else 0.0
-        return (model.mass_kg * accel_mps2 + moving * model.rolling_force_n
-                + model.drag_n_per_mps2 * speed_mps * abs(speed_mps))
+        return self.model.force_n(accel_mps2, speed_mps, moving)
 
     def _pedals(self, force_n: float, speed_mps: float, direction: int) -> tuple[float, float]:
         """(throttle, brake) for the force ``force_n`` along x."""

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from vehicle_sim.core.traffic.kernels import layout as lay
+from vehicle_sim.core.traffic.kernels.driver_law import LEADER_RANGE_M
 from vehicle_sim.core.traffic.kernels.exits import choose_exit, hash_uniform
 from vehicle_sim.core.traffic.kernels.lane_path import project
 
@@ -30,7 +31,9 @@ SELECTORS = ("nearest_ahead", "nearest_behind", "nearest_crossing")
 
 # A choice: 1.5 lane widths (3.5 m lanes) takes the ego's lane and the lanes beside it.
 SELECT_HALF_WIDTH_M = 5.25
-SELECT_RANGE_M = 150.0  # the traffic's leader range (agent_driver.LEADER_RANGE_M)
+# The driver model's leader range: an agent farther ahead is beyond the ego's leader search (its
+# default horizon), so its misbehaviour would not reach the ego.
+SELECT_RANGE_M = LEADER_RANGE_M
 SAME_WAY_COS = 0.5  # driving the ego's way: relative heading within 60 deg
 CROSSING_COS = 0.7  # crossing the ego's heading: relative heading beyond ~45 deg
 JUNCTION_RANGE_M = 120.0  # the junction the ego approaches: its centre at most this far ahead

@@ -14,7 +14,8 @@ from vehicle_sim.core.config import spec
 
 @dataclass(frozen=True)
 class DriverProfile:
-    """One driver type of 004 sec. 6 (aggressive / moderate / passive)."""
+    """One driver type of 004 sec. 6 (aggressive / moderate / passive). The defaults are the
+    moderate driver's (``MODERATE``), the values the ego autopilot takes too (core.ego.params)."""
 
     lookahead_time_s: float = spec(1.0, unit="s", gt=0, doc="t_s of 004 eq. 6 (smaller: aggressive)")
     lookahead_min_m: float = spec(4.0, unit="m", gt=0, doc="d_0 of 004 eq. 6 (the look-ahead "
@@ -28,8 +29,8 @@ class DriverProfile:
     lateral_accel_mps2: float = spec(2.0, unit="m/s^2", gt=0, doc="curve speed sqrt(a_lat R)")
     yellow_stop_decel_mps2: float = spec(3.0, unit="m/s^2", gt=0,
                                          doc="stops at yellow if it needs less (ITE: 3.0)")
-    red_run_distance_m: float = spec(0.0, unit="m", ge=0, doc="goes on red only this close")
-    stop_sign_speed_mps: float = spec(0.3, unit="m/s", ge=0,
+    red_run_distance_m: float = spec(1.0, unit="m", ge=0, doc="goes on red only this close")
+    stop_sign_speed_mps: float = spec(2.0, unit="m/s", ge=0,
                                       doc="speed at a stop line before requesting the junction")
     give_way_speed_mps: float = spec(4.0, unit="m/s", ge=0, doc="speed at a give-way line")
     ignores_signs_when_clear: bool = spec(False, doc="no slow-down at stop/give way if junction empty")
@@ -38,14 +39,21 @@ class DriverProfile:
 
 
 # Values: IDM city set of Treiber & Kesting, "Traffic Flow Dynamics" (2013), table 11.2 for the
-# moderate driver; aggressive / passive bracket it (shorter / longer headway, 004 sec. 6 ordering
-# of t_s and c_d). Yellow: ITE kinematic yellow interval uses 3.0 m/s^2 (10 ft/s^2) deceleration.
-AGGRESSIVE = DriverProfile(0.8, 3.0, 0.08, 1.5, 2.0, 0.8, 1.5, 1.1, 2.8, 2.0, 3.0, 13.0, 13.0,
-                           True, 1.0)
-MODERATE = DriverProfile(1.0, 4.0, 0.05, 1.0, 1.5, 1.0, 2.0, 1.0, 2.0, 3.0, 1.0, 2.0, 4.0,
-                         False, 1.0)
-PASSIVE = DriverProfile(1.2, 5.0, 0.03, 0.8, 1.2, 1.5, 2.5, 0.9, 1.5, 4.0, 0.0, 0.3, 0.3,
-                        False, 0.6)
+# moderate driver (the class defaults); aggressive / passive bracket it (shorter / longer headway,
+# 004 sec. 6 ordering of t_s and c_d). Yellow: ITE kinematic yellow interval uses 3.0 m/s^2
+# (10 ft/s^2) deceleration. Stop signs: the moderate driver rolls through at 2 m/s, the
+# aggressive one hardly slows (13 m/s), the passive one stops (0.3 m/s).
+MODERATE = DriverProfile()
+AGGRESSIVE = DriverProfile(
+    lookahead_time_s=0.8, lookahead_min_m=3.0, steer_d_gain_s=0.08, accel_mean_mps2=1.5,
+    comfort_decel_mps2=2.0, time_headway_s=0.8, min_gap_m=1.5, speed_factor=1.1,
+    lateral_accel_mps2=2.8, yellow_stop_decel_mps2=2.0, red_run_distance_m=3.0,
+    stop_sign_speed_mps=13.0, give_way_speed_mps=13.0, ignores_signs_when_clear=True)
+PASSIVE = DriverProfile(
+    lookahead_time_s=1.2, lookahead_min_m=5.0, steer_d_gain_s=0.03, accel_mean_mps2=0.8,
+    comfort_decel_mps2=1.2, time_headway_s=1.5, min_gap_m=2.5, speed_factor=0.9,
+    lateral_accel_mps2=1.5, yellow_stop_decel_mps2=4.0, red_run_distance_m=0.0,
+    stop_sign_speed_mps=0.3, give_way_speed_mps=0.3, crossing_speed_factor=0.6)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from numba import njit
 
 from vehicle_sim.core.traffic.kernels import junction as jn
 from vehicle_sim.core.traffic.kernels.driver_law import (
+    LEADER_RANGE_M,
     corridor_gap,
     curve_speed,
     idm,
@@ -82,7 +83,6 @@ from vehicle_sim.core.traffic.kernels.layout import (
 CONE_RANGE_M = 40.0  # short-range obstacle check (junction interiors, sibling connectors)
 CONE_MARGIN_M = 0.4  # lateral margin added to the half widths
 EGO_RANGE_M = 80.0
-LEADER_RANGE_M = 150.0
 
 
 @njit(cache=True, inline="always")

@@ -10,7 +10,7 @@ route (the agents' lane -> next lane, the ego's Route) and its own search for ot
 - Speed (004 eqs. 9-13): each reference (u_r, d_r) gives a_r = (u_r^2 - u^2) / (2 d_r)
   (``ref_accel``); the most restrictive (smallest) a_r is applied through the accelerator / brake
   laws (``pedal_accel``). Curves: u_r = sqrt(a_lat / k) at a lane's sharpest point
-  (``curve_speed``); stop lines: ``stop_accel``.
+  (``curve_speed``); stop lines: ``stop_accel``; at a yellow light: ``stops_at_yellow``.
 - Car following: the leader reference is the IDM acceleration (Treiber, Hennecke & Helbing 2000,
   Phys. Rev. E 62, 1805): a [1 - (u/u0)^4 - (s*/s)^2], s* = s0 + max(0, u T + u du/(2 sqrt(a b)))
   (``idm``), on the bumper gap to the nearest object whose footprint is in one's corridor
@@ -27,6 +27,10 @@ from vehicle_sim.core.units import GRAVITY_MPS2
 ONCOMING_COS = -0.5  # relative heading beyond 120 deg: oncoming, not in one's corridor
 CURVE_MIN_CURVATURE_1PM = 1e-3  # straighter lanes (radius > 1 km) set no curve speed
 MIN_LOOKAHEAD_M = 1.0  # the capped look-ahead is never shorter than this
+# How far ahead along its route a driver looks for a leader [m] (the agents' lane_leader, the
+# ego's default horizon_m). A choice (004 gives none): at the 13.9 m/s city limit the IDM's
+# desired gap to a stopped car is ~95 m (s0 + u T + u^2 / (2 sqrt(a b))), within this range.
+LEADER_RANGE_M = 150.0
 
 # Look-ahead at most this fraction of the radius of the curve at the look-ahead point: pure
 # pursuit cuts into a curve by an amount growing with L^2 / R, and 004's d_s = t_s u + d_0
@@ -51,18 +55,31 @@ def ref_accel(u_r, u, d_r):
 
 @njit(cache=True)
 def pedal_accel(a_r, a_r_prev, dt, a_m, cd_over_cp, mu):
-    """Vehicle acceleration from 004 eqs. 10-13: pedal = c_p a_r + c_d da_r/dt, then x mu g.
+    """Vehicle acceleration [m/s^2] from 004 eqs. 10-13: pedal = c_p a_r + c_d da_r/dt, x mu g.
 
-    Accelerator: c_p = 1/(mu g) if a_r < a_m else a_m / (mu g a_r) (eqs. 11-12).
-    Brake (eq. 13): brake = a_r / (mu g). Pedals clipped to [0, 1].
+    Accelerator: c_p = 1/(mu g) if a_r < a_m else a_m / (mu g a_r) (eqs. 11-12), so c_p a_r mu g
+    = min(a_r, a_m), plus the derivative term (c_d/c_p) c_p mu g (a_r - a_r_prev) / dt (none
+    when c_d = 0 or dt <= 0). Brake (eq. 13): brake = a_r / (mu g). Pedals clipped to [0, 1]:
+    the result to [-mu g, mu g]. Worked in accelerations, so with c_d = 0 it is min(a_r, a_m)
+    or max(a_r, -mu g) exactly. The one copy of the law: traffic agents (kernels.step) and the
+    ego autopilot; a_r_prev is the previous step's a_r (unclipped).
     """
     mug = mu * GRAVITY_MPS2
     if a_r >= 0.0:
-        cp = 1.0 / mug if a_r < a_m else a_m / (mug * a_r)
-        pedal = cp * a_r + cd_over_cp * cp * (a_r - a_r_prev) / dt
-        return min(max(pedal, 0.0), 1.0) * mug
-    brake = -a_r / mug
-    return -min(max(brake, 0.0), 1.0) * mug
+        a = min(a_r, a_m)
+        if cd_over_cp > 0.0 and dt > 0.0:
+            cp_mug = 1.0 if a_r < a_m else a_m / a_r
+            a += cd_over_cp * cp_mug * (a_r - a_r_prev) / dt
+        return min(max(a, 0.0), mug)
+    return max(a_r, -mug)
+
+
+@njit(cache=True, inline="always")
+def stops_at_yellow(u, d, decel):
+    """004 sec. 6.3.3's yellow-light decision: True (stop) if stopping from speed u [m/s] within
+    d metres (at least 0.1 m) needs a deceleration u^2 / (2 d) of at most ``decel`` [m/s^2]
+    (the driver's yellow_stop_decel_mps2); False: go on."""
+    return u * u / (2.0 * max(d, 0.1)) <= decel
 
 
 @njit(cache=True)

@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from vehicle_sim.core.traffic.kernels.driver_law import stops_at_yellow
 from vehicle_sim.core.traffic.kernels.lane_path import default_next
 from vehicle_sim.core.traffic.kernels.layout import (
     AF_A_M,
@@ -135,8 +136,10 @@ def classify(sc, af, ai, nb, i, node_busy):
             ai[AI_GO, i] = -1
         else:
             if ai[AI_GO, i] < 0:  # 004 6.3.3: decide once per yellow / red
-                need = u * u / (2.0 * max(d_line, 0.1))
-                go = need > af[AF_YELLOW_DEC, i] if state == YELLOW else d_line < af[AF_RED_RUN, i]
+                if state == YELLOW:
+                    go = not stops_at_yellow(u, d_line, af[AF_YELLOW_DEC, i])
+                else:
+                    go = d_line < af[AF_RED_RUN, i]
                 ai[AI_GO, i] = 1 if go or d_line < 0.0 else 0
             allowed = ai[AI_GO, i] == 1
             stop_s = s_line
