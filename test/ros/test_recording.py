@@ -66,17 +66,21 @@ def test_recording_reads_back_as_a_rosbag2_bag_with_an_independent_reader(tmp_pa
         (offered,) = status.ext.offered_qos_profiles
         assert offered.durability == QosDurability.TRANSIENT_LOCAL
         assert offered.reliability == QosReliability.RELIABLE  # (DDS discovery has no depth)
-        # what the publisher offered, not what the recorder asked: /clock is reliable in
-        # lockstep (dynamics_node), the recorder subscribes best effort
+        # what the publisher offered: /clock is reliable in lockstep (dynamics_node), and the
+        # recorder (a lockstep peer) reads it reliably: every tick, none lost on a busy host
         (clock,) = [c for c in reader.connections if c.topic == "/clock"]
         (offered,) = clock.ext.offered_qos_profiles
         assert offered.reliability == QosReliability.RELIABLE
         assert offered.durability == QosDurability.VOLATILE
+        ticks = [reader.deserialize(raw, conn.msgtype).clock
+                 for conn, _, raw in reader.messages(connections=[clock])]
         state = [c for c in reader.connections if c.topic == "/vehicle/state"]
         states = [reader.deserialize(raw, conn.msgtype)
                   for conn, _, raw in reader.messages(connections=state)]
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in states]
     assert stamps and bool(np.all(np.diff(stamps) > 0))
+    tick_ns = np.diff([t.sec * 10**9 + t.nanosec for t in ticks])
+    assert len(tick_ns) > 100 and len(set(tick_ns.tolist())) == 1, sorted(set(tick_ns.tolist()))
     # the runner reported the recording: plots with content and a JSON that matches it
     report = json.loads((tmp_path / f"{path.stem}-report.json").read_text())
     xy = np.array([(m.pose.position.x, m.pose.position.y) for m in states])

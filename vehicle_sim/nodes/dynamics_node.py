@@ -111,7 +111,7 @@ class DynamicsNode(Node):
         self.outputs = StateOutputs(self, self.p, self.base_r_m, qos.STREAM if self.p.mode
                                     == "realtime" else qos.RELIABLE_STREAM)
         self.pub_clock = self.create_publisher(
-            Clock, "/clock", qos.RELIABLE_STREAM if self.p.mode == "lockstep" else qos.STREAM)
+            Clock, "/clock", qos.clock(self.p.mode == "lockstep"))
         self.pub_status = self.create_publisher(SimStatus, "sim/status", qos.EVENT)
         self.diagnostics = LoopDiagnostics(self, self.loop)  # once per simulated second
         self.create_subscription(VehicleControl, "vehicle/control", self._on_control, qos.COMMAND)

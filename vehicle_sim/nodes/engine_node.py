@@ -98,7 +98,8 @@ class EngineNode(Node):
         rec = self.recording = EdgeRecording(self, recorder) if recorder is not None else None
         d = self.ep.dynamics
         self.frame_id, self.base_frame, self.model_name = d.odom_frame, d.base_frame, d.model
-        self.clock_out = Edge(self.create_publisher(Clock, "/clock", qos.RELIABLE_STREAM), rec)
+        self.clock_out = Edge(self.create_publisher(Clock, "/clock", qos.clock(lockstep=True)),
+                              rec)  # its frames are lockstep (or faster): every tick
         self.imu_out = Edge(self._sensor_publisher(Imu, self.ep.imu.imu_topic), rec)
         self.fix_out = Edge(self._sensor_publisher(NavSatFix, self.ep.gps.fix_topic), rec)
         self.vel_out = (Edge(self._sensor_publisher(TwistWithCovarianceStamped,

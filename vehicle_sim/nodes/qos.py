@@ -63,6 +63,15 @@ LOCKSTEP_ACK_IN = _keep_last(100, reliable=True)
 # peers acknowledge every tick), the raw state in fast and lockstep (sensors sample each one);
 # best-effort subscribers (rclpy's sim-time clock, tools) still match
 RELIABLE_STREAM = _keep_last(100, reliable=True)
+
+
+def clock(lockstep: bool) -> QoSProfile:
+    """/clock as its owner offers it and as a reader that needs every tick reads it: in lockstep
+    RELIABLE_STREAM (the peers acknowledge every tick, the recorder records each one); else
+    STREAM (never holds the physics loop back)."""
+    return RELIABLE_STREAM if lockstep else STREAM
+
+
 # published once: static transforms, maps
 LATCHED = _keep_last(1, reliable=True, transient_local=True)
 

@@ -37,9 +37,10 @@ def _like(publisher_qos: QoSProfile) -> QoSProfile:
 
 
 # topics of vehicle_sim's own nodes: type and the QoS they are published with (nodes/qos.py),
-# subscribed at once so that a fast run is recorded from its first step
+# subscribed at once so that a fast run is recorded from its first step; /clock's depends on the
+# mode (known_topics)
 KNOWN_TOPICS = {
-    "/clock": ("rosgraph_msgs/msg/Clock", qos.STREAM),
+    "/clock": ("rosgraph_msgs/msg/Clock", qos.clock(lockstep=False)),
     "/vehicle/state": ("vehicle_sim/msg/VehicleState", qos.STATE),
     "/odom": ("nav_msgs/msg/Odometry", qos.STATE),
     "/vehicle/control": ("vehicle_sim/msg/VehicleControl", qos.COMMAND),
@@ -64,8 +65,8 @@ class RecorderNode(Node):
         self._types: dict[str, str] = {}  # topic -> type, '' = not recordable
         self._declared: dict[str, QoSProfile] = {}  # publisher QoS of KNOWN_TOPICS
         self._schema_text: dict[str, str] = {}
-        self._state_ns = -1  # stamp of the last vehicle state recorded [ns]
-        self.lockstep = (LockstepPeer(self, lambda t_ns: self._state_ns >= t_ns,
+        self._last_ns: dict[str, int] = {}  # RESENT_ON_STALL topic -> its last time recorded
+        self.lockstep = (LockstepPeer(self, lambda t_ns: self._last_ns.get(STATE_TOPIC, -1) >= t_ns,
                                       lambda t_ns: (0, 0), lambda: None)
                          if self.p.lockstep else None)
         self._discover()
@@ -75,7 +76,7 @@ class RecorderNode(Node):
     def _discover(self) -> None:
         """Subscribe to wanted topics that appeared (published in one type only); known ones at
         once."""
-        for topic, (datatype, profile) in KNOWN_TOPICS.items():
+        for topic, (datatype, profile) in known_topics(self.p.lockstep).items():
             if topic not in self._types and self.p.wanted(topic, datatype):
                 self._declared[topic] = profile
                 self._subscribe(topic, datatype, _like(profile))
@@ -127,11 +128,11 @@ class RecorderNode(Node):
                           else DurabilityPolicy.VOLATILE)
 
     def _write(self, topic: str, data: bytes) -> None:
-        if topic == STATE_TOPIC:
-            t_ns = header_stamp_ns(data)
-            if t_ns == self._state_ns:  # re-sent by a stalled lockstep frame: recorded once
+        if topic in RESENT_ON_STALL:
+            t_ns = header_stamp_ns(data)  # (a Clock's time sits where a header's stamp does)
+            if t_ns == self._last_ns.get(topic):  # re-sent by a stalled lockstep frame
                 return
-            self._state_ns = t_ns
+            self._last_ns[topic] = t_ns
         if not self.recording.has_channel(topic):
             self._channel(topic)
         self.recording.add_message(topic, self.get_clock().now().nanoseconds, data)
@@ -145,6 +146,15 @@ class RecorderNode(Node):
 
 
 STATE_TOPIC = "/vehicle/state"
+# topics the clock owner sends again while a lockstep frame stalls (dynamics_node._on_stalled):
+# each time is recorded once, as the engine's recordings have it
+RESENT_ON_STALL = ("/clock", STATE_TOPIC)
+
+
+def known_topics(lockstep: bool) -> dict[str, tuple[str, QoSProfile]]:
+    """KNOWN_TOPICS of a run in lockstep or not: in lockstep the clock owner offers /clock
+    reliable, and the recorder (a lockstep peer) reads every tick so."""
+    return {**KNOWN_TOPICS, "/clock": (KNOWN_TOPICS["/clock"][0], qos.clock(lockstep))}
 
 
 def header_stamp_ns(cdr: bytes) -> int:
