@@ -42,6 +42,7 @@ from vehicle_sim.core.accident.detect_arrays import (
     body_pairs,
     static_pairs,
 )
+from vehicle_sim.core.box_geometry import half_extent
 
 PART_FRONT, PART_REAR, PART_LEFTSIDE, PART_RIGHTSIDE, PART_UNKNOWN = range(5)  # AccidentEvent
 PART_NAMES = ("front", "rear", "leftside", "rightside", "unknown")
@@ -94,12 +95,9 @@ def separation(a: Body, b: Body) -> tuple[float, np.ndarray]:
     best, normal = math.inf, np.array([1.0, 0.0])
     for h in (a.yaw_rad, a.yaw_rad + 0.5 * math.pi, b.yaw_rad, b.yaw_rad + 0.5 * math.pi):
         axis = np.array([math.cos(h), math.sin(h)])
-        ra = 0.5 * (a.length_m * abs(math.cos(h - a.yaw_rad)) +
-                    a.width_m * abs(math.sin(h - a.yaw_rad)))
-        rb = 0.5 * (b.length_m * abs(math.cos(h - b.yaw_rad)) +
-                    b.width_m * abs(math.sin(h - b.yaw_rad)))
         proj = float(d @ axis)
-        depth = ra + rb - abs(proj)
+        depth = (half_extent(a.length_m, a.width_m, a.yaw_rad, h)
+                 + half_extent(b.length_m, b.width_m, b.yaw_rad, h) - abs(proj))
         if depth < best:
             best, normal = depth, axis if proj >= 0.0 else -axis
     return best, normal
