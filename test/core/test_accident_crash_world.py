@@ -194,19 +194,6 @@ def test_bad_body_is_one_clear_error():
         world.step(0, DT, b)
 
 
-def test_jitted_overlap_centre_matches_detect():
-    from vehicle_sim.core.accident.contact_geometry import overlap_centre
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        a = detect.Body("a", *rng.uniform(-2, 2, 2), rng.uniform(-3, 3), 4.3, 1.7)
-        b = detect.Body("b", *rng.uniform(-2, 2, 2), rng.uniform(-3, 3), 4.5, 1.9)
-        ref = detect.overlap_centre(a, b)
-        got = overlap_centre(detect.corners(a), detect.corners(b))  # random: never just touching
-        assert (ref is None) == (got is None)
-        if ref is not None:
-            assert np.allclose(ref, got, atol=1e-9)
-
-
 def test_offset_head_on_is_point_symmetric():
     # two equal cars, offset 0.6 m, at 20 Hz steps: the configuration is symmetric under a half
     # turn, so both must end with the same yaw rate (both clockwise: each is hit on its right)

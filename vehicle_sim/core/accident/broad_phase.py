@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from vehicle_sim.core.box_geometry import bounding_radius
 from vehicle_sim.core.traffic.collisions import overlapping_pairs
 
 
@@ -107,7 +108,7 @@ def agents_near(pose, vel, size, stamp_ns, t_ns, max_extra_ns, ex, ey, radius, r
         age = min(max(t_ns - stamp_ns[i], 0), max_extra_ns) * 1e-9
         dx = pose[i, 0] + vel[i, 0] * age - ex
         dy = pose[i, 1] + vel[i, 1] * age - ey
-        if np.hypot(dx, dy) <= 0.5 * np.hypot(size[i, 0], size[i, 1]) + radius + reach:
+        if np.hypot(dx, dy) <= bounding_radius(size[i, 0], size[i, 1]) + radius + reach:
             out[n] = i
             n += 1
     return out[:n]

@@ -28,14 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pybullet as pb
-from numba import njit
 
 from vehicle_sim.core.accident import detect
+from vehicle_sim.core.box_geometry import box_overlap_centre
 
 # A footprint that is a line (two points, or collinear ones) is a wall this thick [m], centred on
 # the line (a choice: a concrete safety barrier is ~0.6 m wide at its base, 0.2 m at the top).
 WALL_THICKNESS_M = 0.5
-TOUCH_GROW_M = 0.005  # pybullet reports touching within its margin; see _touch_centre
 
 
 @dataclass(frozen=True)
@@ -219,63 +218,10 @@ def segment_box(points: np.ndarray) -> np.ndarray:
     return np.array([p - side, q - side, q + side, p + side])
 
 
-@njit(cache=True)
-def _clip_centroid(subject, clip):
-    """(overlaps, cx, cy): area centroid of convex ``subject`` clipped by the convex CCW ``clip``;
-    an overlap without area counts as none
-    (Sutherland-Hodgman as detect.polygon_overlap_centre, jitted: it runs every sub-step)."""
-    n, m = subject.shape[0], clip.shape[0]
-    buf = np.empty((n + m + 1, 2))
-    out = np.empty((n + m + 1, 2))
-    buf[:n] = subject
-    cnt = n
-    for i in range(m):
-        px, py = clip[i, 0], clip[i, 1]
-        ex, ey = clip[(i + 1) % m, 0] - px, clip[(i + 1) % m, 1] - py
-        k = 0
-        for a in range(cnt):
-            b = (a + 1) % cnt
-            sa = ex * (buf[a, 1] - py) - ey * (buf[a, 0] - px)
-            sb = ex * (buf[b, 1] - py) - ey * (buf[b, 0] - px)
-            if sa >= 0.0:
-                out[k] = buf[a]
-                k += 1
-            if (sa >= 0.0) != (sb >= 0.0):
-                t = sa / (sa - sb)
-                out[k, 0] = buf[a, 0] + t * (buf[b, 0] - buf[a, 0])
-                out[k, 1] = buf[a, 1] + t * (buf[b, 1] - buf[a, 1])
-                k += 1
-        cnt = k
-        if cnt == 0:
-            return False, 0.0, 0.0
-        buf[:cnt] = out[:cnt]
-    area2 = cx = cy = 0.0
-    for a in range(cnt):
-        b = (a + 1) % cnt
-        cross = buf[a, 0] * buf[b, 1] - buf[b, 0] * buf[a, 1]
-        area2 += cross
-        cx += (buf[a, 0] + buf[b, 0]) * cross
-        cy += (buf[a, 1] + buf[b, 1]) * cross
-    if abs(area2) < 2e-9:  # touching along an edge or at a point: no area (clipping a
-        return False, 0.0, 0.0  # degenerate overlap is unreliable; see _touch_centre)
-    return True, cx / (3.0 * area2), cy / (3.0 * area2)
-
-
 def _touch_centre(a: detect.Body, other_ccw: np.ndarray) -> np.ndarray | None:
-    """Middle of the overlap of box ``a`` with the other polygon; when they only touch (no area,
-    or pybullet reports a touch within its tolerance) the box grown by TOUCH_GROW_M gives the
-    middle of the shared edge (else pybullet's witness point, possibly a corner, is taken)."""
-    centre = overlap_centre(detect.corners(a), other_ccw)
-    if centre is None:
-        grown = detect.Body(a.name, a.x_m, a.y_m, a.yaw_rad, a.length_m + 2 * TOUCH_GROW_M,
-                            a.width_m + 2 * TOUCH_GROW_M)
-        centre = overlap_centre(detect.corners(grown), other_ccw)
-    return centre
-
-
-def overlap_centre(subject: np.ndarray, convex_ccw: np.ndarray) -> np.ndarray | None:
-    """Area centroid [m] of the overlap of two convex polygons (the second counter-clockwise),
-    None when they do not overlap with an area."""
-    ok, cx, cy = _clip_centroid(np.ascontiguousarray(subject, dtype=np.float64),
-                                np.ascontiguousarray(convex_ccw, dtype=np.float64))
-    return np.array([cx, cy]) if ok else None
+    """Middle of the overlap of box ``a`` with the other polygon, a touch included
+    (box_geometry.box_overlap_centre, as the accident detector reports it: a touch, or a touch
+    pybullet reports within its tolerance of boxes a few millimetres apart, through the box
+    grown by TOUCH_GROW_M; else None, and pybullet's witness point, possibly a corner, is
+    taken)."""
+    return box_overlap_centre(a.x_m, a.y_m, a.yaw_rad, a.length_m, a.width_m, other_ccw)

@@ -38,6 +38,7 @@ from vehicle_sim.core.accident.crash_bodies import (
 )
 from vehicle_sim.core.accident.crash_params import CrashParams
 from vehicle_sim.core.accident.crash_substeps import Substepper
+from vehicle_sim.core.box_geometry import bounding_radii
 from vehicle_sim.core.units import GRAVITY_MPS2
 
 
@@ -75,7 +76,7 @@ class CrashWorld:
         if len(vv):
             vv = vv[(b.mode[vv[:, 0]] == DYNAMIC) | (b.mode[vv[:, 1]] == DYNAMIC)]
         dyn = np.flatnonzero(b.mode == DYNAMIC)
-        radius = 0.5 * np.hypot(b.size[dyn, 0], b.size[dyn, 1]) + reach[dyn]
+        radius = bounding_radii(b.size[dyn, 0], b.size[dyn, 1]) + reach[dyn]
         vs = broad_phase.static_candidates(self._grid, b.pose[dyn, 0].copy(),
                                            b.pose[dyn, 1].copy(), radius)
         if len(vs):
@@ -118,7 +119,7 @@ class CrashWorld:
         the deformation stays as it is (the plastic set); their episode stays open."""
         stop = self.params.stop_speed_mps
         still = (np.hypot(b.vel[:, 0], b.vel[:, 1]) +
-                 np.abs(b.vel[:, 2]) * 0.5 * np.hypot(b.size[:, 0], b.size[:, 1])) < stop
+                 np.abs(b.vel[:, 2]) * bounding_radii(b.size[:, 0], b.size[:, 1])) < stop
         ids = b.ids
 
         def keep(i, j, static):

@@ -9,7 +9,9 @@ traffic agents; the box is taken as centred there, a simplification of a few dec
   :func:`vehicle_sim.core.traffic.collisions.overlapping_pairs` (a grid keeps it O(n)), on the
   bodies as columns (``detect_arrays``); the geometry below runs for the candidate pairs only.
 - Contact point (004: "at the middle of the overlap"): the area centroid of the intersection
-  polygon of the two rectangles (Sutherland-Hodgman clipping).
+  polygon of the two rectangles (Sutherland-Hodgman clipping); for boxes that only touch, that
+  of the first box grown by a few millimetres, near the middle of the touching edge
+  (``box_geometry.box_overlap_centre``: the point the crash world's forces act at too).
 - Contact normal: the separating axis of least penetration, oriented from actor to victim.
 - Parts (002: front, rear, leftside, rightside, unknown): the face of each box nearest to the
   contact point (in the body frame: distance L/2 - |x| to the front/rear face, W/2 - |y| to the
@@ -42,6 +44,7 @@ from vehicle_sim.core.accident.detect_arrays import (
     body_pairs,
     static_pairs,
 )
+from vehicle_sim.core.box_geometry import box_corners, box_overlap_centre, half_extent
 
 PART_FRONT, PART_REAR, PART_LEFTSIDE, PART_RIGHTSIDE, PART_UNKNOWN = range(5)  # AccidentEvent
 PART_NAMES = ("front", "rear", "leftside", "rightside", "unknown")
@@ -79,11 +82,7 @@ class Contact:
 
 def corners(b: Body) -> np.ndarray:
     """(4, 2) corners counter-clockwise: front-left, rear-left, rear-right, front-right [m]."""
-    c, s = math.cos(b.yaw_rad), math.sin(b.yaw_rad)
-    hl, hw = 0.5 * b.length_m, 0.5 * b.width_m
-    local = np.array([(hl, hw), (-hl, hw), (-hl, -hw), (hl, -hw)])
-    return np.column_stack((b.x_m + c * local[:, 0] - s * local[:, 1],
-                            b.y_m + s * local[:, 0] + c * local[:, 1]))
+    return box_corners(b.x_m, b.y_m, b.yaw_rad, b.length_m, b.width_m)
 
 
 def separation(a: Body, b: Body) -> tuple[float, np.ndarray]:
@@ -94,53 +93,19 @@ def separation(a: Body, b: Body) -> tuple[float, np.ndarray]:
     best, normal = math.inf, np.array([1.0, 0.0])
     for h in (a.yaw_rad, a.yaw_rad + 0.5 * math.pi, b.yaw_rad, b.yaw_rad + 0.5 * math.pi):
         axis = np.array([math.cos(h), math.sin(h)])
-        ra = 0.5 * (a.length_m * abs(math.cos(h - a.yaw_rad)) +
-                    a.width_m * abs(math.sin(h - a.yaw_rad)))
-        rb = 0.5 * (b.length_m * abs(math.cos(h - b.yaw_rad)) +
-                    b.width_m * abs(math.sin(h - b.yaw_rad)))
         proj = float(d @ axis)
-        depth = ra + rb - abs(proj)
+        depth = (half_extent(a.length_m, a.width_m, a.yaw_rad, h)
+                 + half_extent(b.length_m, b.width_m, b.yaw_rad, h) - abs(proj))
         if depth < best:
             best, normal = depth, axis if proj >= 0.0 else -axis
     return best, normal
 
 
-def _clip(poly: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Part of convex polygon ``poly`` left of the directed edge p -> q (Sutherland-Hodgman)."""
-    e = q - p
-    side = e[0] * (poly[:, 1] - p[1]) - e[1] * (poly[:, 0] - p[0])
-    out = []
-    n = len(poly)
-    for i in range(n):
-        j = (i + 1) % n
-        if side[i] >= 0.0:
-            out.append(poly[i])
-        if (side[i] >= 0.0) != (side[j] >= 0.0):
-            t = side[i] / (side[i] - side[j])
-            out.append(poly[i] + t * (poly[j] - poly[i]))
-    return np.array(out).reshape(-1, 2)
-
-
 def overlap_centre(a: Body, b: Body) -> np.ndarray | None:
-    """Area centroid [m] of the intersection of the two boxes (None when they do not overlap)."""
-    return polygon_overlap_centre(corners(a), corners(b))
-
-
-def polygon_overlap_centre(poly: np.ndarray, convex_ccw: np.ndarray) -> np.ndarray | None:
-    """Area centroid [m] of the intersection of convex polygon ``poly`` with the convex,
-    counter-clockwise polygon ``convex_ccw`` ((k, 2) arrays; None when they do not overlap)."""
-    cb = np.asarray(convex_ccw, dtype=float)
-    for i in range(len(cb)):
-        poly = _clip(poly, cb[i], cb[(i + 1) % len(cb)])
-        if len(poly) == 0:
-            return None
-    x, y = poly[:, 0], poly[:, 1]
-    cross = x * np.roll(y, -1) - np.roll(x, -1) * y
-    area = 0.5 * cross.sum()
-    if abs(area) < 1e-9:  # touching along an edge or a point: the middle of the vertices
-        return poly.mean(axis=0)
-    return np.array([((x + np.roll(x, -1)) * cross).sum(),
-                     ((y + np.roll(y, -1)) * cross).sum()]) / (6.0 * area)
+    """The middle [m] of the overlap of the two boxes, None when they neither overlap nor touch
+    (box_geometry.box_overlap_centre: the area centroid; for a touch, that of a's box grown by
+    TOUCH_GROW_M, the point the crash world pushes at)."""
+    return box_overlap_centre(a.x_m, a.y_m, a.yaw_rad, a.length_m, a.width_m, corners(b))
 
 
 def impact_part(b: Body, point: np.ndarray, margin_m: float,
@@ -194,6 +159,14 @@ def contact(a: Body, b: Body, t_ns: int, part_margin_m: float,
                    position_m=(float(point[0]), float(point[1])))
 
 
+def warm_up() -> None:
+    """Compile (or load from the cache) the broad phases and the narrow phase's kernels
+    (box_geometry: separation's half extents, the overlap centroid) now, not at the first
+    contact."""
+    detect_arrays.warm_up()
+    contact(Body("a", 0.0, 0.0, 0.0, 4.0, 2.0), Body("b", 3.0, 0.5, 0.3, 4.0, 2.0), 0, 0.1)
+
+
 class AccidentDetector:
     """Reports each contact episode of a pair of bodies once (see the module docstring).
 
@@ -213,7 +186,7 @@ class AccidentDetector:
         self._statics = StaticBoxes()
         self._names = NameIds()  # update(): an id per name
 
-    warm_up = staticmethod(detect_arrays.warm_up)  # numba compile, not at the first contact
+    warm_up = staticmethod(warm_up)  # numba compile, not at the first contact
 
     def reset(self) -> None:
         """Forget every episode and previous sample (a new run)."""

@@ -24,6 +24,7 @@ from vehicle_sim.core.accident.clear_margin import CLEAR_MARGIN_M, RETRY_NS, Cle
 from vehicle_sim.core.accident.contact_geometry import ContactGeometry
 from vehicle_sim.core.accident.crash_bodies import NO_STATIC, ContactReport
 from vehicle_sim.core.accident.crash_params import CrashParams, crash_class_index
+from vehicle_sim.core.box_geometry import bounding_radius
 from vehicle_sim.core.vehicle.full14.state_layout import X_R, X_VX, X_VY, X_X, X_Y, X_YAW, X_Z
 
 EGO_ID = -2  # a_id of the ego in the ContactReports (agent ids are >= 0)
@@ -111,7 +112,7 @@ class EgoContacts:
         self._max_extra_ns = round(max_extrapolation_s * 1e9)
         self._springs: dict[tuple[int, int], np.ndarray] = {}  # (agent id, static) -> stretch
         self._last_touch_ns: dict[tuple[int, int], int] = {}  # episodes (CrashParams.release_s)
-        self._radius = 0.5 * math.hypot(ego.length_m, ego.width_m)
+        self._radius = bounding_radius(ego.length_m, ego.width_m)
         self._clear: ClearMargin | None = None  # the last step that found nothing near
         self._retry_ns = 0  # no new margin look before this time
 

@@ -9,15 +9,14 @@ lever arm r (``CueingParams.head_position_m``) from the CG. Outputs are in ``bas
 
 R rotates base_link into the ENU world frame (roll, pitch, yaw, ZYX convention), so road grade
 and body roll appear in the specific force as they would on the driver. Angular velocity is the
-same everywhere on a rigid body.
+same everywhere on a rigid body. The law is core.frames.specific_force, the IMU's.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from vehicle_sim.core.frames import specific_force
 from vehicle_sim.core.motion.params import CueingParams
-from vehicle_sim.core.motion.small_vectors import cross3
-from vehicle_sim.core.rotations import rpy_to_matrix
 
 
 def head_cues(params: CueingParams, accel_cg_mps2: np.ndarray, omega_radps: np.ndarray,
@@ -28,10 +27,9 @@ def head_cues(params: CueingParams, accel_cg_mps2: np.ndarray, omega_radps: np.n
     omega_radps, alpha_radps2: body angular velocity / acceleration in base_link.
     rpy_rad: body roll, pitch, yaw in the world frame (yaw does not change the result).
     """
-    r = np.asarray(params.head_position_m, dtype=float)
     w = np.asarray(omega_radps, dtype=float)
-    a_head = (np.asarray(accel_cg_mps2, dtype=float) + cross3(alpha_radps2, r)
-              + cross3(w, cross3(w, r)))
-    rot = rpy_to_matrix(float(rpy_rad[0]), float(rpy_rad[1]), 0.0)
-    f_head = a_head + rot.T @ np.array([0.0, 0.0, params.gravity_mps2])
-    return f_head, w.copy()
+    a, alpha, r = (np.asarray(v, dtype=float).tolist()
+                   for v in (accel_cg_mps2, alpha_radps2, params.head_position_m))
+    f_head = specific_force(a, alpha, w.tolist(), r, float(rpy_rad[0]), float(rpy_rad[1]),
+                            params.gravity_mps2)  # core.frames: the IMU's law
+    return np.array(f_head), w.copy()

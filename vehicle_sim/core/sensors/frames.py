@@ -114,13 +114,6 @@ class FixedMatrix:
 _MIN_NORMAL, _MAX_FLOAT = sys.float_info.min, sys.float_info.max
 
 
-def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b for two 3-vectors (np.cross costs ~20 us per call on small arrays)."""
-    a0, a1, a2 = a.tolist()
-    b0, b1, b2 = b.tolist()
-    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-
-
 def rotation_vector_to_matrix(v: np.ndarray) -> np.ndarray:
     """Rodrigues: rotation by |v| [rad] about v / |v| (3, 3)."""
     angle = float(np.linalg.norm(v))

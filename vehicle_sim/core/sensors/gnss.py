@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from vehicle_sim.core import config
+from vehicle_sim.core.frames import point_velocity
 from vehicle_sim.core.sensors.faults import GnssFaults
-from vehicle_sim.core.sensors.frames import KinematicState, cross3, read_state, rpy_to_matrix
+from vehicle_sim.core.sensors.frames import KinematicState, read_state, rpy_to_matrix
 from vehicle_sim.core.sensors.geodesy import LocalFrame
 from vehicle_sim.core.sensors.noise import GaussMarkov
 from vehicle_sim.core.sensors.params import GnssParams
@@ -91,7 +92,7 @@ class GnssModel:
         """True antenna (position [m], velocity [m/s]) in local ENU."""
         p, rpy, v, w, _, _ = read_state(state)
         r_wb = rpy_to_matrix(*rpy)
-        return p + r_wb @ self._lever, r_wb @ (v + cross3(w, self._lever))
+        return p + r_wb @ self._lever, r_wb @ point_velocity(v, w, self._lever)
 
     def update(self, t_s: float, state: KinematicState) -> list[GnssFix]:
         """Fixes whose release time is <= t_s [s] (usually zero or one), oldest first."""

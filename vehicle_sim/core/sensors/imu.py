@@ -13,18 +13,22 @@ the array form's), with one block of normal draws in the order of the terms abov
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from vehicle_sim.core import config
+from vehicle_sim.core.frames import specific_force
 from vehicle_sim.core.sensors.faults import ImuFaults
-from vehicle_sim.core.sensors.frames import (FixedMatrix, KinematicState,
-                                             matrix_to_quaternion_xyzw,
-                                             read_state_floats, rotation_vector_to_matrix,
-                                             rpy_to_matrix)
+from vehicle_sim.core.sensors.frames import (
+    FixedMatrix,
+    KinematicState,
+    matrix_to_quaternion_xyzw,
+    read_state_floats,
+    rotation_vector_to_matrix,
+    rpy_to_matrix,
+)
 from vehicle_sim.core.sensors.params import ImuParams
 from vehicle_sim.core.sensors.schedule import Schedule
 from vehicle_sim.core.sensors.triad import Triad, TriadPlan
@@ -78,18 +82,12 @@ class ImuModel:
         return self._ideal(read_state_floats(state))
 
     def _ideal(self, x: list[float]) -> tuple[np.ndarray, np.ndarray]:
-        """ideal() of the 18 state values (frames.read_state_floats), in floats: a_imu = a +
-        alpha x r + w x (w x r), f_body = a_imu + g R_wb[2, :] (the third row of rpy_to_matrix)."""
-        _, _, _, roll, pitch, _, _, _, _, w0, w1, w2, a0, a1, a2, e0, e1, e2 = x
-        r0, r1, r2 = self._lever_xyz
-        q0, q1, q2 = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0  # w x r
-        cr, sr = math.cos(roll), math.sin(roll)
-        cp, sp = math.cos(pitch), math.sin(pitch)
-        g = self.params.gravity_mps2
-        f_body = np.array([a0 + (e1 * r2 - e2 * r1) + (w1 * q2 - w2 * q1) + g * -sp,
-                           a1 + (e2 * r0 - e0 * r2) + (w2 * q0 - w0 * q2) + g * (cp * sr),
-                           a2 + (e0 * r1 - e1 * r0) + (w0 * q1 - w1 * q0) + g * (cp * cr)])
-        return self._to_imu.times(f_body), self._to_imu.times(np.array([w0, w1, w2]))
+        """ideal() of the 18 state values (frames.read_state_floats), in floats: the specific
+        force at the lever arm (core.frames.specific_force) and the body rate, in imu_link."""
+        w = x[9:12]
+        f_body = np.array(specific_force(x[12:15], x[15:18], w, self._lever_xyz, x[3], x[4],
+                                         self.params.gravity_mps2))
+        return self._to_imu.times(f_body), self._to_imu.times(np.array(w))
 
     def update(self, t_s: float, state: KinematicState) -> ImuSample | None:
         """The sample due at sim time t_s [s], or None (not due, or dropout fault)."""

@@ -7,6 +7,8 @@ import math
 import numpy as np
 from numba import njit
 
+from vehicle_sim.core.box_geometry import bounding_radius, half_extent
+
 
 @njit(cache=True)
 def _box_overlap(x1, y1, h1, l1, w1, x2, y2, h2, l2, w2):
@@ -14,9 +16,7 @@ def _box_overlap(x1, y1, h1, l1, w1, x2, y2, h2, l2, w2):
     dx, dy = x2 - x1, y2 - y1
     for h in (h1, h1 + 0.5 * math.pi, h2, h2 + 0.5 * math.pi):
         ax, ay = math.cos(h), math.sin(h)
-        r1 = 0.5 * (l1 * abs(math.cos(h - h1)) + w1 * abs(math.sin(h - h1)))
-        r2 = 0.5 * (l2 * abs(math.cos(h - h2)) + w2 * abs(math.sin(h - h2)))
-        if abs(dx * ax + dy * ay) > r1 + r2:
+        if abs(dx * ax + dy * ay) > half_extent(l1, w1, h1, h) + half_extent(l2, w2, h2, h):
             return False
     return True
 
@@ -52,7 +52,7 @@ def overlapping_pairs(x, y, yaw, length, width, cell_m):
     pairs = []
     for i in range(n):
         cx, cy = int((x[i] - x0) // cell_m), int((y[i] - y0) // cell_m)
-        ri = 0.5 * math.hypot(length[i], width[i])
+        ri = bounding_radius(length[i], width[i])
         for gy in range(max(cy - 1, 0), min(cy + 2, ny)):
             for gx in range(max(cx - 1, 0), min(cx + 2, nx)):
                 c = gy * nx + gx
@@ -60,7 +60,7 @@ def overlapping_pairs(x, y, yaw, length, width, cell_m):
                     j = order[k]
                     if j <= i:
                         continue
-                    rj = 0.5 * math.hypot(length[j], width[j])
+                    rj = bounding_radius(length[j], width[j])
                     if math.hypot(x[j] - x[i], y[j] - y[i]) > ri + rj:
                         continue  # bounding spheres apart
                     if _box_overlap(x[i], y[i], yaw[i], length[i], width[i],
