@@ -1,4 +1,4 @@
-"""One guard for numba's on-disk kernel cache of a package (traffic and vehicle kernels).
+"""One guard for numba's on-disk kernel cache of a package (traffic, vehicle, accident kernels).
 
 Numba's cache (``cache=True``) only checks the file defining each function, not the kernels it
 inlines from other modules nor the packed-layout constants it folds in; :func:`guard_package`
@@ -11,8 +11,12 @@ import hashlib
 import sys
 from pathlib import Path
 
-# modules outside the guarded packages whose constants their kernels fold in
-SHARED_SOURCES = (Path(__file__).parent / "units.py",)
+# modules outside a guarded package whose constants its kernels fold in or whose kernels they
+# call: the units, the box geometry (traffic collisions, accident detection and broad phase),
+# the traffic's pair search (the accident broad phase)
+_CORE = Path(__file__).parent
+SHARED_SOURCES = (_CORE / "units.py", _CORE / "box_geometry.py",
+                  _CORE / "traffic" / "collisions.py")
 
 
 def sources_digest(package_dir: Path) -> str:
@@ -20,8 +24,8 @@ def sources_digest(package_dir: Path) -> str:
     of :data:`SHARED_SOURCES`."""
     digest = hashlib.sha1()
     for src in [*sorted(package_dir.rglob("*.py")), *SHARED_SOURCES]:
-        digest.update(src.name.encode() if src in SHARED_SOURCES
-                      else str(src.relative_to(package_dir)).encode())
+        digest.update(str(src.relative_to(src.parents[1] if src in SHARED_SOURCES
+                                          else package_dir)).encode())
         digest.update(src.read_bytes())
     return digest.hexdigest()
 

@@ -2,4 +2,14 @@
 
 Public API: :class:`vehicle_sim.core.accident.detect.AccidentDetector` (and its ``Body``,
 ``Contact`` records); parameters in :mod:`vehicle_sim.core.accident.params`.
+
+Its numba kernels are disk-cached; ``numba_cache.guard_package`` drops them when a source of this
+package (or a shared one: the box geometry, the traffic's pair search) changed.
 """
+from __future__ import annotations
+
+from pathlib import Path
+
+from vehicle_sim.core.numba_cache import guard_package
+
+guard_package(Path(__file__).parent)
