@@ -1,4 +1,5 @@
-"""conversions.vehicle_state: every value of a snapshot lands in its field of the message."""
+"""conversions: every value of a snapshot lands in its field of the state message; the one law
+for times (stamps)."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,3 +35,14 @@ def test_vehicle_state_puts_every_value_in_its_field():
     q = conv.quaternion_from_rpy(0.1, -0.2, 2.5)  # the same law as the message's, in place
     assert (q.x, q.y, q.z, q.w) == (m.pose.orientation.x, m.pose.orientation.y,
                                     m.pose.orientation.z, m.pose.orientation.w)
+
+
+# ---- times: one law for stamps ----------------------------------------------------------------
+
+def test_stamps_and_nanoseconds_are_one_law_both_ways():
+    for t_ns in (0, 1, 999_999_999, 10**9, 12 * 10**9 + 345, 2**31 * 10**9 - 1, -1, -10**9 - 1):
+        sec, nanosec = conv.sec_nanosec(t_ns)
+        assert 0 <= nanosec < 10**9 and conv.ns_of(sec, nanosec) == t_ns
+        msg = conv.stamp(t_ns)
+        assert (msg.sec, msg.nanosec) == (sec, nanosec) and conv.to_ns(msg) == t_ns
+    assert conv.sec_nanosec(-1) == (-1, 999_999_999)  # the floor, as rclpy's Duration.to_msg

@@ -1,4 +1,7 @@
-"""Core values <-> ROS messages, at the edge of the nodes (the only place they meet)."""
+"""Core values <-> ROS messages, at the edge of the nodes (the only place they meet).
+
+The nodes' one law for each conversion written here: times (integer nanoseconds <-> stamp).
+"""
 from __future__ import annotations
 
 import math
@@ -13,13 +16,27 @@ from vehicle_sim.core.frames import PoseTwist, at_reference
 from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
 from vehicle_sim.msg import VehicleControl, VehicleState
 
+NS_PER_S = 1_000_000_000
+
+
+def sec_nanosec(t_ns: int) -> tuple[int, int]:
+    """(sec, nanosec) of t_ns [ns] with 0 <= nanosec < 1e9: a builtin_interfaces Time's or
+    Duration's fields (before 0 the floor, as rclpy: -1 ns is (-1, 999_999_999))."""
+    return divmod(t_ns, NS_PER_S)
+
+
+def ns_of(sec: int, nanosec: int) -> int:
+    """Inverse of ``sec_nanosec``: [ns] of a stamp's (sec, nanosec)."""
+    return sec * NS_PER_S + nanosec
+
 
 def stamp(t_ns: int) -> Time:
-    return Time(sec=t_ns // 1_000_000_000, nanosec=t_ns % 1_000_000_000)
+    sec, nanosec = sec_nanosec(t_ns)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def to_ns(time_msg: Time) -> int:
-    return time_msg.sec * 1_000_000_000 + time_msg.nanosec
+    return ns_of(time_msg.sec, time_msg.nanosec)
 
 
 def quaternion_from_rpy(roll: float, pitch: float, yaw: float) -> Quaternion:
@@ -117,7 +134,7 @@ def vehicle_state(s: VehicleSnapshot, t_ns: int, frame: str, child: str, model: 
     """The state message of ``s`` at t_ns; its nested messages are filled in place (~70 us per
     message, against ~100 us building and assigning new ones: the dynamics node's publish path)."""
     msg = VehicleState()
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t_ns, 1_000_000_000)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = sec_nanosec(t_ns)
     msg.header.frame_id = frame
     msg.child_frame_id = child
     fill_xyz(msg.pose.position, s.position_m)

@@ -34,7 +34,7 @@ import numpy as np
 from autoware_perception_msgs.msg import Shape, TrackedObjectKinematics
 
 from vehicle_sim.nodes import ground_truth_msgs as gt
-from vehicle_sim.nodes.state_cdr import ENCAPSULATION
+from vehicle_sim.nodes.state_cdr import ENCAPSULATION, header_stamp
 from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
 
 HALF_HEIGHT = 0.5  # box centre z = HALF_HEIGHT * box height (ground_truth_msgs._centre)
@@ -88,9 +88,10 @@ def decode_agents(data: bytes) -> Agents | None:
         return None
     if data[:2] != ENCAPSULATION[:2]:
         raise ValueError(f"encapsulation {bytes(data[:2]).hex()} is not XCDR1 (CDR)")
+    stamp = header_stamp(data)
+    if stamp is None:
+        raise ValueError(f"{len(data)} bytes hold no header stamp")
     body = memoryview(data)[4:]
-    sec, nanosec = int.from_bytes(body[0:4], "little", signed=True), int.from_bytes(
-        body[4:8], "little")
     frame_id, at = _string(body, 8)
     at = _string(body, at)[1]  # source
     at = (at + 3) & -4
@@ -121,7 +122,7 @@ def decode_agents(data: bytes) -> Agents | None:
     for name in _AGENT_BLOCK.names:
         rows[name] = block[name]
     rows["lateral_speed"] = _gather(buf, lateral, "<f8")
-    return Agents(sec, nanosec, frame_id, rows)
+    return Agents(*stamp, frame_id, rows)
 
 
 def _gather(buf: np.ndarray, offsets: np.ndarray, dtype) -> np.ndarray:

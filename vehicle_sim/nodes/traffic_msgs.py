@@ -127,7 +127,7 @@ class AgentEncoder:
         frame_b, source_b = frame.encode() + b"\0", source.encode() + b"\0"
         at = 12 + _pad4(len(frame_b))  # header, then string source, then the sequence length
         head = np.zeros(at + 4 + _pad4(len(source_b)) + 4, dtype=np.uint8)
-        head[:12].view("<u4")[:] = (t_ns // 1_000_000_000, t_ns % 1_000_000_000, len(frame_b))
+        head[:12].view("<u4")[:] = (*conv.sec_nanosec(t_ns), len(frame_b))
         head[12:12 + len(frame_b)] = np.frombuffer(frame_b, dtype=np.uint8)
         head[at:at + 4].view("<u4")[0] = len(source_b)
         head[at + 4:at + 4 + len(source_b)] = np.frombuffer(source_b, dtype=np.uint8)
