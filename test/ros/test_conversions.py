@@ -1,6 +1,8 @@
 """conversions: every value of a snapshot lands in its field of the state message; the one law
-for times (stamps)."""
+for times (stamps, normalised Durations)."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -37,7 +39,7 @@ def test_vehicle_state_puts_every_value_in_its_field():
                                     m.pose.orientation.z, m.pose.orientation.w)
 
 
-# ---- times: one law for stamps ----------------------------------------------------------------
+# ---- times: one law for stamps and durations ------------------------------------------------
 
 def test_stamps_and_nanoseconds_are_one_law_both_ways():
     for t_ns in (0, 1, 999_999_999, 10**9, 12 * 10**9 + 345, 2**31 * 10**9 - 1, -1, -10**9 - 1):
@@ -46,3 +48,67 @@ def test_stamps_and_nanoseconds_are_one_law_both_ways():
         msg = conv.stamp(t_ns)
         assert (msg.sec, msg.nanosec) == (sec, nanosec) and conv.to_ns(msg) == t_ns
     assert conv.sec_nanosec(-1) == (-1, 999_999_999)  # the floor, as rclpy's Duration.to_msg
+
+
+def _old_round_duration(s: float) -> tuple[int, int]:
+    """ground_truth_msgs.path_time_step before conversions.duration (kept to show the bug)."""
+    return int(s), round((s % 1.0) * 1e9)
+
+
+def _markers(lifetime_s: float):
+    """traffic_msgs.markers_msg of no agents and the ego's box at yaw 0.5 rad."""
+    from vehicle_sim.nodes import traffic_msgs as tm
+    empty = {k: np.zeros(0) for k in ("x", "y", "yaw", "length", "width", "speed")}
+    empty |= {"profile": np.zeros(0, dtype=np.int64), "ghost": np.zeros(0, dtype=bool)}
+    return tm.markers_msg(empty, np.zeros((0, 2)), np.zeros(0, dtype=np.int64), 5, "map",
+                          lifetime_s, ego_box=(1.0, 2.0, 0.5, 4.0, 1.8))
+
+
+def _path_time_step(seconds: float):
+    from vehicle_sim.nodes.ground_truth_msgs import path_time_step
+    return path_time_step(seconds)
+
+
+def _markers_lifetime(seconds: float):
+    markers = _markers(seconds).markers[1:]  # the ego's box and the lights
+    assert all(m.lifetime == markers[0].lifetime for m in markers)
+    return markers[0].lifetime
+
+
+@pytest.mark.parametrize("make", [conv.duration, _path_time_step, _markers_lifetime],
+                         ids=["duration", "path_time_step", "markers_lifetime"])
+@pytest.mark.parametrize("seconds, want", [
+    (0.0, (0, 0)), (1e-9, (0, 1)), (0.00207, (0, 2_070_000)), (0.05, (0, 50_000_000)),
+    (0.1, (0, 100_000_000)), (0.5, (0, 500_000_000)), (2.3, (2, 300_000_000)),
+    (0.9999999999, (1, 0)), (1.9999999996, (2, 0)), (0.9999999994, (0, 999_999_999)),
+    (-0.5, (-1, 500_000_000)), (-1e-9, (-1, 999_999_999))])
+def test_a_duration_is_the_nearest_nanosecond_normalised(make, seconds, want):
+    """Both users (a predicted path's time_step, the markers' lifetime) give the one law's
+    Duration; the old round() of path_time_step gave (0, 1e9) at 0.9999999999 s."""
+    d = make(seconds)
+    assert (d.sec, d.nanosec) == want
+    assert 0 <= d.nanosec < 10**9
+
+
+def test_the_old_round_duration_was_not_normalised_and_truncation_lost_a_nanosecond():
+    """What conversions.duration replaced: round() in ground_truth_msgs.path_time_step gave
+    nanosec == 1e9 (not normalised: 0 <= nanosec < 1e9 is what readers assume), int() in
+    traffic_msgs.markers_msg cut 2.07 ms to 2_069_999 ns, and both read -0.5 s as +0.5 s."""
+    assert _old_round_duration(0.9999999999) == (0, 1_000_000_000)
+    assert int((0.00207 % 1.0) * 1e9) == 2_069_999 and conv.duration(0.00207).nanosec == 2_070_000
+    assert _old_round_duration(-0.5) == (0, 500_000_000)
+    assert conv.duration(0.9999999999).nanosec == 0
+
+
+def test_a_duration_that_is_no_number_is_refused():
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValueError):
+            conv.duration(bad)
+
+
+def test_every_duration_is_normalised():
+    rng = np.random.default_rng(3)
+    for s in np.concatenate((rng.uniform(-5.0, 5.0, 2000), np.arange(1, 200) - 1e-10)).tolist():
+        d = conv.duration(s)
+        assert 0 <= d.nanosec < 10**9
+        assert abs(conv.ns_of(d.sec, d.nanosec) - s * 1e9) <= 0.5 + 1e-6 * abs(s * 1e9)

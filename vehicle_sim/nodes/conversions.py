@@ -1,13 +1,14 @@
 """Core values <-> ROS messages, at the edge of the nodes (the only place they meet).
 
-The nodes' one law for each conversion written here: times (integer nanoseconds <-> stamp).
+The nodes' one law for each conversion written here: times (integer nanoseconds <-> stamp,
+float seconds -> Duration).
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from builtin_interfaces.msg import Time
+from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Pose, Quaternion, Twist, Vector3
 from nav_msgs.msg import Odometry
 
@@ -37,6 +38,16 @@ def stamp(t_ns: int) -> Time:
 
 def to_ns(time_msg: Time) -> int:
     return ns_of(time_msg.sec, time_msg.nanosec)
+
+
+def duration(seconds: float) -> Duration:
+    """builtin_interfaces/Duration of ``seconds`` [s] to the nearest nanosecond, normalised
+    (0 <= nanosec < 1e9, so 0.9999999999 s is 1 s; a negative one as sec_nanosec); ValueError
+    when not finite."""
+    if not math.isfinite(seconds):
+        raise ValueError(f"a Duration of {seconds} s")
+    sec, nanosec = sec_nanosec(round(seconds * 1e9))
+    return Duration(sec=sec, nanosec=nanosec)
 
 
 def quaternion_from_rpy(roll: float, pitch: float, yaw: float) -> Quaternion:

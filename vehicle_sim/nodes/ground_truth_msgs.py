@@ -38,6 +38,7 @@ from geometry_msgs.msg import Pose
 from unique_identifier_msgs.msg import UUID
 
 from vehicle_sim.msg import TrafficAgent, TrafficLight, TrafficLightArray
+from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
 
 # Autoware label and box height [m] per TrafficAgent.kind. Heights are a choice: typical
@@ -103,8 +104,8 @@ def path_steps(horizon_s: float, step_s: float) -> int:
 
 
 def path_time_step(step_s: float) -> Duration:
-    """A predicted path's time_step of step_s [s]."""
-    return Duration(sec=int(step_s), nanosec=round((step_s % 1.0) * 1e9))
+    """A predicted path's time_step of step_s [s] (conversions.duration: to the nanosecond)."""
+    return conv.duration(step_s)
 
 
 def ctrv_path(a: TrafficAgent, height: float, horizon_s: float, step_s: float) -> PredictedPath:

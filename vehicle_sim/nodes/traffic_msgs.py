@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point, Quaternion
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
@@ -259,7 +258,7 @@ def markers_msg(a: dict[str, np.ndarray], light_xy: np.ndarray, light_states: np
     the ego's box (``ego_box``: x, y [m], yaw [rad], length, width [m]; None: none) and spheres
     for vehicle lights; a DELETEALL first so vanished agents disappear."""
     stamp = conv.stamp(t_ns)
-    life = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1.0) * 1e9))
+    life = conv.duration(lifetime_s)
     out = [Marker(action=Marker.DELETEALL, ns="traffic_agents")]
     out[0].header.frame_id = frame
     half = 0.5 * a["yaw"]
