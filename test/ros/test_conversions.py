@@ -1,5 +1,6 @@
 """conversions: every value of a snapshot lands in its field of the state message; the one law
-for times (stamps, normalised Durations)."""
+for times (stamps, normalised Durations) and attitude (yaw <-> quaternion, scalar and numpy, and
+the rule for a quaternion from outside the graph)."""
 from __future__ import annotations
 
 import math
@@ -112,3 +113,74 @@ def test_every_duration_is_normalised():
         d = conv.duration(s)
         assert 0 <= d.nanosec < 10**9
         assert abs(conv.ns_of(d.sec, d.nanosec) - s * 1e9) <= 0.5 + 1e-6 * abs(s * 1e9)
+
+
+def test_the_egos_marker_turns_by_the_one_yaw_quaternion():
+    ego = _markers(0.5).markers[1].pose.orientation
+    assert (ego.x, ego.y, ego.z, ego.w) == conv.yaw_xyzw(0.5)
+
+
+# ---- attitude: one law for yaw <-> quaternion, and one rule for outside input -----------------
+
+YAWS = [0.0, -0.0, 1e-9, 0.3, -2.0, math.pi / 2, math.pi, -math.pi, 3.0, 7.5, -100.25]
+
+
+def test_the_yaw_quaternion_is_the_euler_one_with_no_roll_or_pitch():
+    for yaw in YAWS:
+        assert conv.yaw_xyzw(yaw) == conv.quaternion_xyzw(0.0, 0.0, yaw)
+        x, y, z, w = conv.yaw_xyzw(yaw)
+        assert x * x + y * y + z * z + w * w == pytest.approx(1.0, abs=1e-15)
+        assert conv.yaw_from_xyzw(x, y, z, w) == pytest.approx(
+            math.remainder(yaw, 2 * math.pi), abs=1e-12)
+
+
+def test_the_numpy_variants_give_the_scalar_ones_bits():
+    """The vectorised encoders (traffic agents, ground truth) and the message builders must
+    agree bit for bit (their CDR tests pin it): yaw_zw is yaw_xyzw's z, w; yaw_from_xyzw_array
+    is yaw_from_xyzw per row."""
+    yaw = np.concatenate((np.array(YAWS), np.random.default_rng(7).uniform(-10, 10, 5000)))
+    z, w = conv.yaw_zw(yaw)
+    want = [conv.yaw_xyzw(v)[2:] for v in yaw.tolist()]
+    assert list(zip(z.tolist(), w.tolist(), strict=True)) == want
+    rng = np.random.default_rng(8)
+    q = rng.normal(size=(5000, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    got = conv.yaw_from_xyzw_array(*q.T)
+    assert got.tolist() == [conv.yaw_from_xyzw(*row) for row in q.tolist()]
+    assert conv.yaw_from_xyzw_array(*np.zeros((4, 0))).shape == (0,)
+    assert [conv.rpy_from_xyzw(*row)[2] for row in q[:50].tolist()] == got[:50].tolist()
+
+
+def test_a_quaternion_from_outside_is_read_as_the_rotation_it_stands_for():
+    """The unit formulas are not scale invariant (why outside input is normalised first):
+    a quaternion of norm 1.01 at yaw 90 deg reads ~1.1 deg off unnormalised, exact normalised."""
+    q = conv.quaternion_xyzw(0.2, -0.1, math.pi / 2)
+    scaled = tuple(1.01 * c for c in q)
+    assert abs(conv.yaw_from_xyzw(*scaled) - math.pi / 2) > math.radians(1.0)
+    for k in (1e-3, 0.5, 1.01, 2.0, 1e4):
+        unit = conv.unit_xyzw(*(k * c for c in q))
+        assert unit == pytest.approx(q, abs=1e-15)
+        assert conv.rpy_from_xyzw(*unit) == pytest.approx((0.2, -0.1, math.pi / 2), abs=1e-12)
+    for bad in ((0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1e-7), (math.nan, 0.0, 0.0, 1.0),
+                (0.0, 0.0, math.inf, 1.0)):
+        assert conv.unit_xyzw(*bad) is None
+
+
+def test_a_stacks_initial_pose_follows_the_rule():
+    from geometry_msgs.msg import PoseWithCovarianceStamped
+
+    from vehicle_sim.nodes.stack_inputs import initial_pose
+
+    def pose(xyzw):
+        msg = PoseWithCovarianceStamped()
+        msg.header.frame_id = "map"
+        o = msg.pose.pose.orientation
+        o.x, o.y, o.z, o.w = xyzw
+        return initial_pose(msg)
+
+    q = conv.quaternion_xyzw(0.05, 0.02, 2.5)
+    for k in (0.5, 1.0, 1.01, 2.0):
+        got, why = pose(tuple(k * c for c in q))
+        assert why == "" and got[2] == pytest.approx(2.5, abs=1e-12)
+    got, why = pose((0.0, 0.0, 0.0, 0.0))
+    assert got is None and why == "orientation has norm 0, not a rotation"

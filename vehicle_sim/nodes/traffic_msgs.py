@@ -76,10 +76,10 @@ def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str
     ``source`` the publishing node's name."""
     out = TrafficAgentArray(source=source)
     out.header.stamp, out.header.frame_id = conv.stamp(t_ns), frame
-    half = 0.5 * a["yaw"]
+    qz, qw = conv.yaw_zw(a["yaw"])
     cols = (agent_ids(a["uid"]).tolist(), [PROFILE_TO_MSG[c] for c in a["profile"].tolist()],
             agent_states(a).tolist(), a["x"].tolist(),
-            a["y"].tolist(), np.sin(half).tolist(), np.cos(half).tolist(),
+            a["y"].tolist(), qz.tolist(), qw.tolist(),
             a["speed"].tolist(), a["yaw_rate"].tolist(), a["accel"].tolist(),
             a["length"].tolist(), a["width"].tolist(), a["lane"].tolist(),
             np.asarray(owner).tolist(), a["ghost"].tolist(), fault_ids(a).tolist(),
@@ -155,10 +155,9 @@ class AgentEncoder:
         small = np.column_stack((kinds(a), np.take(
             PROFILE_TO_MSG, a["profile"]), agent_states(a)))
         _put(buf, start + 4, small.astype(np.uint8))
-        half = 0.5 * a["yaw"]
         zero = np.zeros(n)
-        f64 = np.column_stack((a["x"], a["y"], zero + AGENT_Z_M, zero, zero, np.sin(half),
-                               np.cos(half), a["speed"], a["yaw_rate"], a["accel"]))
+        f64 = np.column_stack((a["x"], a["y"], zero + AGENT_Z_M, zero, zero, *conv.yaw_zw(a["yaw"]),
+                               a["speed"], a["yaw_rate"], a["accel"]))
         _put(buf, pose, f64.astype("<f8"))
         _put(buf, pose + 80, np.column_stack((a["length"], a["width"])).astype("<f4"))
         _put(buf, pose + 88, length.astype("<u4"))
@@ -261,9 +260,9 @@ def markers_msg(a: dict[str, np.ndarray], light_xy: np.ndarray, light_states: np
     life = conv.duration(lifetime_s)
     out = [Marker(action=Marker.DELETEALL, ns="traffic_agents")]
     out[0].header.frame_id = frame
-    half = 0.5 * a["yaw"]
+    qz_all, qw_all = conv.yaw_zw(a["yaw"])
     for i, (x, y, qz, qw, length, width, prof, u, ghost) in enumerate(zip(
-            a["x"].tolist(), a["y"].tolist(), np.sin(half).tolist(), np.cos(half).tolist(),
+            a["x"].tolist(), a["y"].tolist(), qz_all.tolist(), qw_all.tolist(),
             a["length"].tolist(), a["width"].tolist(), a["profile"].tolist(),
             a["speed"].tolist(), a["ghost"].tolist())):
         m = Marker(ns="traffic_agents", id=i, type=Marker.CUBE, action=Marker.ADD, lifetime=life)
@@ -280,8 +279,8 @@ def markers_msg(a: dict[str, np.ndarray], light_xy: np.ndarray, light_states: np
         m = Marker(ns="ego", id=0, type=Marker.CUBE, action=Marker.ADD, lifetime=life)
         m.header.stamp, m.header.frame_id = stamp, frame
         m.pose.position = Point(x=x, y=y, z=0.75)
-        m.pose.orientation = Quaternion(x=0.0, y=0.0, z=math.sin(0.5 * yaw),
-                                        w=math.cos(0.5 * yaw))
+        qx, qy, qz, qw = conv.yaw_xyzw(yaw)
+        m.pose.orientation = Quaternion(x=qx, y=qy, z=qz, w=qw)
         m.scale.x, m.scale.y, m.scale.z = length, width, 1.5
         m.color = ColorRGBA(r=EGO_RGB[0], g=EGO_RGB[1], b=EGO_RGB[2], a=1.0)
         out.append(m)
