@@ -15,6 +15,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.agents import agent_ids
+from vehicle_sim.core.traffic.lights import DARK, GREEN, RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.msg import (
     TrafficAgent,
@@ -244,7 +245,8 @@ def handover_records(msg: TrafficHandover) -> np.ndarray:
 
 # display colours (RGBA): profile hue, darker when stopped, grey translucent for ghosts
 _PROFILE_RGB = {0: (0.9, 0.2, 0.1), 1: (0.2, 0.4, 0.9), 2: (0.2, 0.75, 0.3)}
-_LIGHT_RGB = {0: (0.0, 0.9, 0.0), 1: (1.0, 0.8, 0.0), 2: (0.9, 0.0, 0.0), -1: (0.3, 0.3, 0.3)}
+_LIGHT_RGB = {GREEN: (0.0, 0.9, 0.0), YELLOW: (1.0, 0.8, 0.0), RED: (0.9, 0.0, 0.0),
+              DARK: (0.3, 0.3, 0.3)}  # by core light state
 
 
 EGO_RGB = (1.0, 0.55, 0.0)  # the ego's box: orange, apart from every agent profile
