@@ -229,22 +229,6 @@ def test_without_autoware_messages_the_grid_still_goes_out(ros_node, tmp_path):
     assert proc.returncode == 0, out
 
 
-def test_the_stamp_of_a_serialised_agents_message_is_read_without_deserialising_it():
-    """The node deserialises only the agents messages that go out: it reads the others'
-    header stamp from their CDR bytes (both byte orders), and refuses a stub."""
-    from rclpy.serialization import serialize_message
-
-    from vehicle_sim.nodes.ground_truth_node import stamp_of
-    for t_ns in (0, 50 * MS, 12 * 10**9 + 345_678_901, 2**31 * 10**9 - 1):
-        msg = TrafficAgentArray()
-        msg.header.stamp, msg.header.frame_id = stamp(t_ns), "map"
-        data = serialize_message(msg)
-        assert stamp_of(data) == t_ns
-        big = data[:1] + bytes([data[1] & ~1]) + data[2:4] + data[4:8][::-1] + data[8:12][::-1]
-        assert stamp_of(big) == t_ns
-    assert stamp_of(b"\x00\x01\x00\x00\x01") is None
-
-
 def test_a_malformed_agents_message_is_dropped_with_a_line_and_the_next_goes_out(
         rig, start_node):
     """Raw bytes on traffic/agents that do not hold the agents they announce, or are no CDR at

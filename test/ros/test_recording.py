@@ -105,6 +105,27 @@ def test_header_stamps_read_in_either_cdr_byte_order():
     assert header_stamp_ns(b"\x00\x00\x00\x00" + struct.pack(">iI", 3, 5)) == 3 * 10**9 + 5
 
 
+def test_a_state_too_short_for_a_stamp_is_recorded_as_it_came_not_a_crash():
+    """The recorder reads the state's stamp from its bytes (state_cdr.header_stamp_ns) only to
+    record a re-sent state once: bytes too short to hold one are written as they came and the
+    next states are still deduplicated (before, struct.error left the callback and ended the
+    node)."""
+    from types import SimpleNamespace
+
+    from vehicle_sim.nodes.recorder_node import STATE_TOPIC, RecorderNode
+    written = []
+    recorder = SimpleNamespace(
+        _last_ns={}, lockstep=None, _channel=lambda topic: None,
+        recording=SimpleNamespace(has_channel=lambda topic: True,
+                                  add_message=lambda topic, t, data: written.append(data)),
+        get_clock=lambda: SimpleNamespace(now=lambda: SimpleNamespace(nanoseconds=0)))
+    state = b"\x00\x01\x00\x00" + struct.pack("<iI", 3, 5) + bytes(8)
+    for data in (state, b"\x00\x01", state, b"", b"\x00\x01\x00\x00\x01"):
+        RecorderNode._write(recorder, STATE_TOPIC, data)
+    assert written == [state, b"\x00\x01", b"", b"\x00\x01\x00\x00\x01"]
+    assert recorder._last_ns[STATE_TOPIC] == 3 * 10**9 + 5
+
+
 def test_in_lockstep_a_stopped_recorder_holds_the_run_and_misses_no_state(ros_node, tmp_path):
     """The recorder is a lockstep peer: while its process is stopped (SIGSTOP, as a machine too
     busy to schedule it) simulated time stands still, and the recording has every state once."""

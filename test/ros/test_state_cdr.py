@@ -108,3 +108,22 @@ def test_the_reference_point_moves_odometry_not_the_state():
     at_cg = state_cdr.StateEncoder("odom", "base_link", "m", np.zeros(3)).encode(snap, 7)
     at_axle = state_cdr.StateEncoder("odom", "base_link", "m", R_M[1]).encode(snap, 7)
     assert at_cg[0] == at_axle[0] and at_cg[1] != at_axle[1] and at_cg[2] != at_axle[2]
+
+
+def test_the_header_stamp_is_read_from_the_bytes_in_either_byte_order():
+    """state_cdr.header_stamp(_ns): the one reader of a serialised message's header stamp (the
+    recorder, the ground-truth node and its agents decoder use it), little and big endian; a
+    stub too short for a stamp is None (each caller decides what to do with it)."""
+    from vehicle_sim.msg import TrafficAgentArray
+    for t_ns in [*STAMPS_NS, 50_000_000, 12 * 10**9 + 345_678_901]:
+        msg = TrafficAgentArray()
+        msg.header.stamp, msg.header.frame_id = conv.stamp(t_ns), "map"
+        data = serialize_message(msg)
+        assert state_cdr.header_stamp(data) == conv.sec_nanosec(t_ns)
+        assert state_cdr.header_stamp_ns(data) == t_ns
+        big = data[:1] + bytes([data[1] & ~1]) + data[2:4] + data[4:8][::-1] + data[8:12][::-1]
+        assert state_cdr.header_stamp_ns(big) == t_ns
+        assert state_cdr.header_stamp_ns(state_cdr.clock(t_ns)) == t_ns  # Clock: a stamp first
+    for stub in (b"", b"\x00", b"\x00\x01", b"\x00\x01\x00\x00\x01", bytes(11)):
+        assert state_cdr.header_stamp(stub) is None and state_cdr.header_stamp_ns(stub) is None
+    assert state_cdr.header_stamp_ns(bytes(12)) == 0

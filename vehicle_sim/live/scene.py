@@ -6,8 +6,6 @@ cylinders and spheres; the frame is the graph's ``map`` (identity to odom).
 """
 from __future__ import annotations
 
-import math
-
 from foxglove.messages import (
     Color,
     CubePrimitive,
@@ -24,6 +22,8 @@ from foxglove.messages import (
     Vector3,
 )
 
+from vehicle_sim.nodes.conversions import yaw_from_xyzw, yaw_xyzw
+
 FRAME = "map"
 # length and width of config/vehicles/medium_car.yaml (the scenario's ego); the height a choice
 EGO_SIZE_M = (4.298, 1.674, 1.5)
@@ -36,12 +36,13 @@ def stamp(msg_stamp) -> Timestamp:
 
 
 def _pose(x: float, y: float, z: float, yaw: float) -> Pose:
-    return Pose(position=Vector3(x=x, y=y, z=z),
-                orientation=Quaternion(z=math.sin(0.5 * yaw), w=math.cos(0.5 * yaw)))
+    qx, qy, qz, qw = yaw_xyzw(yaw)
+    return Pose(position=Vector3(x=x, y=y, z=z), orientation=Quaternion(x=qx, y=qy, z=qz, w=qw))
 
 
 def _yaw(q) -> float:
-    return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    """Yaw [rad] of a graph message's (unit) quaternion."""
+    return yaw_from_xyzw(q.x, q.y, q.z, q.w)
 
 
 def ego_scene(state) -> SceneUpdate:

@@ -1,10 +1,19 @@
-"""Core values <-> ROS messages, at the edge of the nodes (the only place they meet)."""
+"""Core values <-> ROS messages, at the edge of the nodes (the only place they meet).
+
+The nodes' one law for each conversion written here: times (integer nanoseconds <-> stamp,
+float seconds -> Duration), attitude (Euler angles or yaw <-> quaternion, scalar and numpy).
+
+Quaternion rule: the readers here (rpy_from_xyzw, yaw_from_xyzw, ...) take a unit quaternion,
+as every message the graph builds carries. Their formulas are not scale invariant (q of norm
+1.01 at yaw 90 deg reads ~1.1 deg off), so a quaternion from outside the graph (a stack's
+message) goes through ``unit_xyzw`` first, which also refuses one that is no rotation.
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from builtin_interfaces.msg import Time
+from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Pose, Quaternion, Twist, Vector3
 from nav_msgs.msg import Odometry
 
@@ -13,13 +22,38 @@ from vehicle_sim.core.frames import PoseTwist, at_reference
 from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
 from vehicle_sim.msg import VehicleControl, VehicleState
 
+NS_PER_S = 1_000_000_000
+MIN_QUATERNION_NORM = 1e-6  # below it a quaternion is taken as no rotation (unit_xyzw)
+
+
+def sec_nanosec(t_ns: int) -> tuple[int, int]:
+    """(sec, nanosec) of t_ns [ns] with 0 <= nanosec < 1e9: a builtin_interfaces Time's or
+    Duration's fields (before 0 the floor, as rclpy: -1 ns is (-1, 999_999_999))."""
+    return divmod(t_ns, NS_PER_S)
+
+
+def ns_of(sec: int, nanosec: int) -> int:
+    """Inverse of ``sec_nanosec``: [ns] of a stamp's (sec, nanosec)."""
+    return sec * NS_PER_S + nanosec
+
 
 def stamp(t_ns: int) -> Time:
-    return Time(sec=t_ns // 1_000_000_000, nanosec=t_ns % 1_000_000_000)
+    sec, nanosec = sec_nanosec(t_ns)
+    return Time(sec=sec, nanosec=nanosec)
 
 
 def to_ns(time_msg: Time) -> int:
-    return time_msg.sec * 1_000_000_000 + time_msg.nanosec
+    return ns_of(time_msg.sec, time_msg.nanosec)
+
+
+def duration(seconds: float) -> Duration:
+    """builtin_interfaces/Duration of ``seconds`` [s] to the nearest nanosecond, normalised
+    (0 <= nanosec < 1e9, so 0.9999999999 s is 1 s; a negative one as sec_nanosec); ValueError
+    when not finite."""
+    if not math.isfinite(seconds):
+        raise ValueError(f"a Duration of {seconds} s")
+    sec, nanosec = sec_nanosec(round(seconds * 1e9))
+    return Duration(sec=sec, nanosec=nanosec)
 
 
 def quaternion_from_rpy(roll: float, pitch: float, yaw: float) -> Quaternion:
@@ -51,8 +85,44 @@ def rpy_from_xyzw(x: float, y: float, z: float, w: float) -> tuple[float, float,
     """Unit quaternion -> ZYX Euler angles (roll, pitch, yaw) [rad]."""
     roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
     pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
-    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
-    return roll, pitch, yaw
+    return roll, pitch, yaw_from_xyzw(x, y, z, w)
+
+
+def yaw_from_xyzw(x: float, y: float, z: float, w: float) -> float:
+    """Unit quaternion -> yaw [rad] (ZYX), rpy_from_xyzw's third angle."""
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def yaw_from_xyzw_array(x: np.ndarray, y: np.ndarray, z: np.ndarray, w: np.ndarray
+                        ) -> np.ndarray:
+    """yaw_from_xyzw of unit quaternions given as arrays, bit for bit: the arguments are
+    numpy's, atan2 math's (numpy's differs in the last bit)."""
+    return np.array(list(map(math.atan2, (2.0 * (w * z + x * y)).tolist(),
+                             (1.0 - 2.0 * (y * y + z * z)).tolist())), dtype=np.float64)
+
+
+def yaw_xyzw(yaw: float) -> tuple[float, float, float, float]:
+    """Yaw [rad] about z -> unit quaternion (0, 0, sin(yaw/2), cos(yaw/2)): quaternion_xyzw(0, 0,
+    yaw) but for the sign of its zeros."""
+    half = 0.5 * yaw
+    return 0.0, 0.0, math.sin(half), math.cos(half)
+
+
+def yaw_zw(yaw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """yaw_xyzw of an array of yaws [rad]: its (z, w) arrays (x and y are 0); sin and cos are
+    numpy's (libm's bits on this build: test/ros/test_ground_truth_cdr.py would tell)."""
+    half = 0.5 * np.asarray(yaw, dtype=np.float64)
+    return np.sin(half), np.cos(half)
+
+
+def unit_xyzw(x: float, y: float, z: float, w: float
+              ) -> tuple[float, float, float, float] | None:
+    """A quaternion from outside the graph scaled to norm 1, the rotation it stands for; None
+    when its norm is below MIN_QUATERNION_NORM or not finite (no rotation)."""
+    norm = math.hypot(x, y, z, w)
+    if not (MIN_QUATERNION_NORM <= norm < math.inf):
+        return None
+    return x / norm, y / norm, z / norm, w / norm
 
 
 def reference_motion(position_m, q_xyzw, velocity_mps, angular_velocity_radps,
@@ -117,7 +187,7 @@ def vehicle_state(s: VehicleSnapshot, t_ns: int, frame: str, child: str, model: 
     """The state message of ``s`` at t_ns; its nested messages are filled in place (~70 us per
     message, against ~100 us building and assigning new ones: the dynamics node's publish path)."""
     msg = VehicleState()
-    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t_ns, 1_000_000_000)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = sec_nanosec(t_ns)
     msg.header.frame_id = frame
     msg.child_frame_id = child
     fill_xyz(msg.pose.position, s.position_m)

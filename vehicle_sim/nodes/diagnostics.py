@@ -28,7 +28,7 @@ from rclpy.node import Node
 
 from vehicle_sim.core.sim_loop import LoopStatus, SimLoop
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.conversions import stamp
+from vehicle_sim.nodes.conversions import sec_nanosec, stamp
 
 OK, WARN, ERROR = 0, 1, 2
 RTF_WARN_FRACTION = 0.9  # achieved / target real-time factor below this: WARN (a choice, above)
@@ -116,7 +116,7 @@ class Diagnostics:
     def due(self, t_ns: int) -> bool:
         """True once per simulated second (the first call too); a restart (time going back)
         starts again."""
-        second = t_ns // 1_000_000_000
+        second = sec_nanosec(t_ns)[0]
         if second == self._second:
             return False
         self._second = second

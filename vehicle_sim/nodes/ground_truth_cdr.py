@@ -33,8 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 from autoware_perception_msgs.msg import Shape, TrackedObjectKinematics
 
+from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import ground_truth_msgs as gt
-from vehicle_sim.nodes.state_cdr import ENCAPSULATION
+from vehicle_sim.nodes.state_cdr import ENCAPSULATION, header_stamp
 from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
 
 HALF_HEIGHT = 0.5  # box centre z = HALF_HEIGHT * box height (ground_truth_msgs._centre)
@@ -88,9 +89,10 @@ def decode_agents(data: bytes) -> Agents | None:
         return None
     if data[:2] != ENCAPSULATION[:2]:
         raise ValueError(f"encapsulation {bytes(data[:2]).hex()} is not XCDR1 (CDR)")
+    stamp = header_stamp(data)
+    if stamp is None:
+        raise ValueError(f"{len(data)} bytes hold no header stamp")
     body = memoryview(data)[4:]
-    sec, nanosec = int.from_bytes(body[0:4], "little", signed=True), int.from_bytes(
-        body[4:8], "little")
     frame_id, at = _string(body, 8)
     at = _string(body, at)[1]  # source
     at = (at + 3) & -4
@@ -121,7 +123,7 @@ def decode_agents(data: bytes) -> Agents | None:
     for name in _AGENT_BLOCK.names:
         rows[name] = block[name]
     rows["lateral_speed"] = _gather(buf, lateral, "<f8")
-    return Agents(sec, nanosec, frame_id, rows)
+    return Agents(*stamp, frame_id, rows)
 
 
 def _gather(buf: np.ndarray, offsets: np.ndarray, dtype) -> np.ndarray:
@@ -221,9 +223,7 @@ class ObjectsEncoder:
 
     def _ctrv(self, path: np.ndarray, rows: np.ndarray, height: np.ndarray) -> None:
         """ground_truth_msgs.ctrv_path of every row into ``path`` (n, steps, 7)."""
-        qx, qy, qz, qw = (rows["pose"][:, k] for k in range(3, 7))
-        yaw0 = np.array(list(map(math.atan2, (2.0 * (qw * qz + qx * qy)).tolist(),
-                                 (1.0 - 2.0 * (qy * qy + qz * qz)).tolist())))[:, None]
+        yaw0 = conv.yaw_from_xyzw_array(*(rows["pose"][:, k] for k in range(3, 7)))[:, None]
         x, y = rows["pose"][:, :1], rows["pose"][:, 1:2]
         u, r = rows["speed"][:, None], rows["yaw_rate"][:, None]
         t = np.arange(self.steps) * self.step_s  # [s]
@@ -236,7 +236,7 @@ class ObjectsEncoder:
             path[turn, :, 0] = x[turn] + k * (np.sin(yaw[turn]) - sin0[turn])
             path[turn, :, 1] = y[turn] + k * (cos0[turn] - np.cos(yaw[turn]))
         path[:, :, 2] = HALF_HEIGHT * height[:, None]
-        path[:, :, 5], path[:, :, 6] = np.sin(0.5 * yaw), np.cos(0.5 * yaw)
+        path[:, :, 5], path[:, :, 6] = conv.yaw_zw(yaw)
 
     def tracked_objects(self, agents: Agents, rows: np.ndarray) -> bytes:
         out = np.repeat(self.tracked_row, len(rows))

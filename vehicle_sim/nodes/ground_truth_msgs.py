@@ -38,6 +38,7 @@ from geometry_msgs.msg import Pose
 from unique_identifier_msgs.msg import UUID
 
 from vehicle_sim.msg import TrafficAgent, TrafficLight, TrafficLightArray
+from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
 
 # Autoware label and box height [m] per TrafficAgent.kind. Heights are a choice: typical
@@ -103,8 +104,8 @@ def path_steps(horizon_s: float, step_s: float) -> int:
 
 
 def path_time_step(step_s: float) -> Duration:
-    """A predicted path's time_step of step_s [s]."""
-    return Duration(sec=int(step_s), nanosec=round((step_s % 1.0) * 1e9))
+    """A predicted path's time_step of step_s [s] (conversions.duration: to the nanosecond)."""
+    return conv.duration(step_s)
 
 
 def ctrv_path(a: TrafficAgent, height: float, horizon_s: float, step_s: float) -> PredictedPath:
@@ -112,8 +113,8 @@ def ctrv_path(a: TrafficAgent, height: float, horizon_s: float, step_s: float) -
     up to horizon_s (the current pose first)."""
     path = PredictedPath(confidence=1.0)
     path.time_step = path_time_step(step_s)
-    q = a.pose.orientation
-    yaw0 = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+    q = a.pose.orientation  # the traffic node's: unit
+    yaw0 = conv.yaw_from_xyzw(q.x, q.y, q.z, q.w)
     x, y, u, r = a.pose.position.x, a.pose.position.y, a.speed, a.yaw_rate
     for k in range(path_steps(horizon_s, step_s)):
         t = k * step_s
@@ -125,7 +126,7 @@ def ctrv_path(a: TrafficAgent, height: float, horizon_s: float, step_s: float) -
             py = y + u / r * (math.cos(yaw0) - math.cos(yaw))
         pose = Pose()
         pose.position.x, pose.position.y, pose.position.z = px, py, 0.5 * height
-        pose.orientation.z, pose.orientation.w = math.sin(0.5 * yaw), math.cos(0.5 * yaw)
+        pose.orientation.z, pose.orientation.w = conv.yaw_xyzw(yaw)[2:]
         path.path.append(pose)
     return path
 

@@ -16,8 +16,6 @@ dynamics re-sends while a frame is stalled (same stamp as the last one) is recor
 """
 from __future__ import annotations
 
-import struct
-
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -26,6 +24,7 @@ from vehicle_sim.nodes.lockstep_peer import LockstepPeer
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.qos import offered
+from vehicle_sim.nodes.state_cdr import header_stamp_ns
 from vehicle_sim.recording import RecorderParams, offered_qos_yaml, ros2msg_schema
 from vehicle_sim.recording_writer import McapRecording
 
@@ -129,10 +128,13 @@ class RecorderNode(Node):
 
     def _write(self, topic: str, data: bytes) -> None:
         if topic in RESENT_ON_STALL:
-            t_ns = header_stamp_ns(data)  # (a Clock's time sits where a header's stamp does)
-            if t_ns == self._last_ns.get(topic):  # re-sent by a stalled lockstep frame
-                return
-            self._last_ns[topic] = t_ns
+            # (a Clock's time sits where a header's stamp does); None: too short for a stamp,
+            # recorded as it came
+            t_ns = header_stamp_ns(data)
+            if t_ns is not None:
+                if t_ns == self._last_ns.get(topic):  # re-sent by a stalled lockstep frame
+                    return
+                self._last_ns[topic] = t_ns
         if not self.recording.has_channel(topic):
             self._channel(topic)
         self.recording.add_message(topic, self.get_clock().now().nanoseconds, data)
@@ -155,14 +157,6 @@ def known_topics(lockstep: bool) -> dict[str, tuple[str, QoSProfile]]:
     """KNOWN_TOPICS of a run in lockstep or not: in lockstep the clock owner offers /clock
     reliable, and the recorder (a lockstep peer) reads every tick so."""
     return {**KNOWN_TOPICS, "/clock": (KNOWN_TOPICS["/clock"][0], qos.clock(lockstep))}
-
-
-def header_stamp_ns(cdr: bytes) -> int:
-    """The header stamp [ns] of a serialized message that starts with std_msgs/Header (after
-    the 4-byte CDR encapsulation, whose second byte's bit 0 means little-endian: int32 sec,
-    uint32 nanosec)."""
-    sec, nanosec = struct.unpack_from("<iI" if cdr[1] & 1 else ">iI", cdr, 4)
-    return sec * 10**9 + nanosec
 
 
 def _import(datatype: str):

@@ -220,6 +220,5 @@ def sensor_mount_tf(node: Node, p, xyz: tuple[float, float, float],
         (float(c) for c in xyz)
     tf.transform.rotation = quaternion_from_rpy(*(float(a) for a in rpy))
     pub = node.create_publisher(TFMessage, "/tf_static", qos.TF_STATIC)
-    Edge(pub, recording, latched=True).send(stamp.sec * 10**9 + stamp.nanosec,
-                                            TFMessage(transforms=[tf]))
+    Edge(pub, recording, latched=True).send(to_ns(stamp), TFMessage(transforms=[tf]))
     return pub

@@ -88,12 +88,10 @@ def initial_pose(msg, map_frame: str = "map", odom_frame: str = "odom"
                         ("orientation.z", q.z), ("orientation.w", q.w)):
         if not math.isfinite(value) or abs(value) > 1e7:
             return None, f"pose {name} is {value}"
-    norm = math.sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w)
-    if norm < 1e-6:
-        return None, f"orientation has norm {norm:g}, not a rotation"
-    n2 = norm * norm  # yaw of the normalised quaternion
-    yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y) / n2, 1.0 - 2.0 * (q.y * q.y + q.z * q.z) / n2)
-    return (p.x, p.y, yaw, frame != odom_frame), ""
+    unit = conv.unit_xyzw(q.x, q.y, q.z, q.w)  # the quaternion rule of conversions
+    if unit is None:
+        return None, f"orientation has norm {math.hypot(q.x, q.y, q.z, q.w):g}, not a rotation"
+    return (p.x, p.y, conv.yaw_from_xyzw(*unit), frame != odom_frame), ""
 
 
 def autoware_gear(command: int) -> int | None:

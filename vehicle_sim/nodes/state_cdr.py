@@ -21,10 +21,10 @@ import numpy as np
 
 from vehicle_sim.core.sensors.imu import ImuSample
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
-from vehicle_sim.nodes.conversions import quaternion_xyzw, reference_motion
+from vehicle_sim.nodes.conversions import ns_of, quaternion_xyzw, reference_motion, sec_nanosec
 
 ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR little endian, no options
-NS_PER_S = 1_000_000_000
+_STAMP = {True: struct.Struct("<iI"), False: struct.Struct(">iI")}  # by "little endian"
 # nav_msgs/Odometry's covariances as conversions.odometry sets them: 1e-6 on the diagonal
 ODOM_COVARIANCE = tuple(1e-6 if i % 7 == 0 else 0.0 for i in range(36))
 NO_ORIENTATION_XYZW = (0.0, 0.0, 0.0, 1.0)  # sensor_msgs/Imu's default orientation
@@ -106,9 +106,20 @@ class Layout:
         return Packer(self._constants + [bytes(self._constant)], self._runs, self._padding)
 
 
-def stamp(t_ns: int) -> tuple[int, int]:
-    """(sec, nanosec) of sim time t_ns [ns], as conversions.stamp."""
-    return divmod(t_ns, NS_PER_S)
+def header_stamp(cdr: bytes) -> tuple[int, int] | None:
+    """(sec, nanosec) of the std_msgs/Header a serialised message starts with, read from its
+    bytes: after the 4-byte encapsulation (bit 0 of its second byte set: little endian) int32
+    sec, uint32 nanosec. None when the bytes are too short to hold them (the one failure rule:
+    what to do with such a message is the caller's)."""
+    if len(cdr) < 12:
+        return None
+    return _STAMP[bool(cdr[1] & 1)].unpack_from(cdr, 4)
+
+
+def header_stamp_ns(cdr: bytes) -> int | None:
+    """header_stamp in [ns]; None when the bytes hold none."""
+    stamp = header_stamp(cdr)
+    return None if stamp is None else ns_of(*stamp)
 
 
 CLOCK = Layout().stamp().done()
@@ -116,7 +127,7 @@ CLOCK = Layout().stamp().done()
 
 def clock(t_ns: int) -> bytes:
     """rosgraph_msgs/Clock at sim time t_ns [ns]."""
-    return CLOCK.pack(stamp(t_ns))
+    return CLOCK.pack(sec_nanosec(t_ns))
 
 
 class StateEncoder:
@@ -141,7 +152,7 @@ class StateEncoder:
                ) -> tuple[bytes, bytes | None, bytes | None]:
         """(VehicleState, Odometry, TFMessage) of ``s`` stamped t_ns [ns]; the last two None
         unless ``odometry`` (a raw state alone)."""
-        sec_ns = stamp(t_ns)
+        sec_ns = sec_nanosec(t_ns)
         p, v, w = s.position_m.tolist(), s.velocity_mps.tolist(), s.angular_velocity_radps.tolist()
         q = quaternion_xyzw(*s.rpy_rad.tolist())
         state = self.state.pack(sec_ns, (
@@ -172,7 +183,7 @@ class ImuEncoder:
     def encode(self, s: ImuSample, t_ns: int) -> bytes:
         q = (NO_ORIENTATION_XYZW if s.orientation_xyzw is None
              else np.asarray(s.orientation_xyzw, dtype=np.float64).tolist())
-        return self.imu.pack(stamp(t_ns), (
+        return self.imu.pack(sec_nanosec(t_ns), (
             *q, *_ravel(s.orientation_cov), *_floats(s.angular_velocity_radps),
             *_ravel(s.angular_velocity_cov), *_floats(s.linear_acceleration_mps2),
             *_ravel(s.linear_acceleration_cov)))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point, Quaternion
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.agents import agent_ids
+from vehicle_sim.core.traffic.lights import DARK, GREEN, RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.msg import (
     TrafficAgent,
@@ -77,10 +77,10 @@ def agents_msg(a: dict[str, np.ndarray], owner: np.ndarray, lane_names: list[str
     ``source`` the publishing node's name."""
     out = TrafficAgentArray(source=source)
     out.header.stamp, out.header.frame_id = conv.stamp(t_ns), frame
-    half = 0.5 * a["yaw"]
+    qz, qw = conv.yaw_zw(a["yaw"])
     cols = (agent_ids(a["uid"]).tolist(), [PROFILE_TO_MSG[c] for c in a["profile"].tolist()],
             agent_states(a).tolist(), a["x"].tolist(),
-            a["y"].tolist(), np.sin(half).tolist(), np.cos(half).tolist(),
+            a["y"].tolist(), qz.tolist(), qw.tolist(),
             a["speed"].tolist(), a["yaw_rate"].tolist(), a["accel"].tolist(),
             a["length"].tolist(), a["width"].tolist(), a["lane"].tolist(),
             np.asarray(owner).tolist(), a["ghost"].tolist(), fault_ids(a).tolist(),
@@ -127,7 +127,7 @@ class AgentEncoder:
         frame_b, source_b = frame.encode() + b"\0", source.encode() + b"\0"
         at = 12 + _pad4(len(frame_b))  # header, then string source, then the sequence length
         head = np.zeros(at + 4 + _pad4(len(source_b)) + 4, dtype=np.uint8)
-        head[:12].view("<u4")[:] = (t_ns // 1_000_000_000, t_ns % 1_000_000_000, len(frame_b))
+        head[:12].view("<u4")[:] = (*conv.sec_nanosec(t_ns), len(frame_b))
         head[12:12 + len(frame_b)] = np.frombuffer(frame_b, dtype=np.uint8)
         head[at:at + 4].view("<u4")[0] = len(source_b)
         head[at + 4:at + 4 + len(source_b)] = np.frombuffer(source_b, dtype=np.uint8)
@@ -156,10 +156,9 @@ class AgentEncoder:
         small = np.column_stack((kinds(a), np.take(
             PROFILE_TO_MSG, a["profile"]), agent_states(a)))
         _put(buf, start + 4, small.astype(np.uint8))
-        half = 0.5 * a["yaw"]
         zero = np.zeros(n)
-        f64 = np.column_stack((a["x"], a["y"], zero + AGENT_Z_M, zero, zero, np.sin(half),
-                               np.cos(half), a["speed"], a["yaw_rate"], a["accel"]))
+        f64 = np.column_stack((a["x"], a["y"], zero + AGENT_Z_M, zero, zero, *conv.yaw_zw(a["yaw"]),
+                               a["speed"], a["yaw_rate"], a["accel"]))
         _put(buf, pose, f64.astype("<f8"))
         _put(buf, pose + 80, np.column_stack((a["length"], a["width"])).astype("<f4"))
         _put(buf, pose + 88, length.astype("<u4"))
@@ -246,7 +245,8 @@ def handover_records(msg: TrafficHandover) -> np.ndarray:
 
 # display colours (RGBA): profile hue, darker when stopped, grey translucent for ghosts
 _PROFILE_RGB = {0: (0.9, 0.2, 0.1), 1: (0.2, 0.4, 0.9), 2: (0.2, 0.75, 0.3)}
-_LIGHT_RGB = {0: (0.0, 0.9, 0.0), 1: (1.0, 0.8, 0.0), 2: (0.9, 0.0, 0.0), -1: (0.3, 0.3, 0.3)}
+_LIGHT_RGB = {GREEN: (0.0, 0.9, 0.0), YELLOW: (1.0, 0.8, 0.0), RED: (0.9, 0.0, 0.0),
+              DARK: (0.3, 0.3, 0.3)}  # by core light state
 
 
 EGO_RGB = (1.0, 0.55, 0.0)  # the ego's box: orange, apart from every agent profile
@@ -259,12 +259,12 @@ def markers_msg(a: dict[str, np.ndarray], light_xy: np.ndarray, light_states: np
     the ego's box (``ego_box``: x, y [m], yaw [rad], length, width [m]; None: none) and spheres
     for vehicle lights; a DELETEALL first so vanished agents disappear."""
     stamp = conv.stamp(t_ns)
-    life = Duration(sec=int(lifetime_s), nanosec=int((lifetime_s % 1.0) * 1e9))
+    life = conv.duration(lifetime_s)
     out = [Marker(action=Marker.DELETEALL, ns="traffic_agents")]
     out[0].header.frame_id = frame
-    half = 0.5 * a["yaw"]
+    qz_all, qw_all = conv.yaw_zw(a["yaw"])
     for i, (x, y, qz, qw, length, width, prof, u, ghost) in enumerate(zip(
-            a["x"].tolist(), a["y"].tolist(), np.sin(half).tolist(), np.cos(half).tolist(),
+            a["x"].tolist(), a["y"].tolist(), qz_all.tolist(), qw_all.tolist(),
             a["length"].tolist(), a["width"].tolist(), a["profile"].tolist(),
             a["speed"].tolist(), a["ghost"].tolist())):
         m = Marker(ns="traffic_agents", id=i, type=Marker.CUBE, action=Marker.ADD, lifetime=life)
@@ -281,8 +281,8 @@ def markers_msg(a: dict[str, np.ndarray], light_xy: np.ndarray, light_states: np
         m = Marker(ns="ego", id=0, type=Marker.CUBE, action=Marker.ADD, lifetime=life)
         m.header.stamp, m.header.frame_id = stamp, frame
         m.pose.position = Point(x=x, y=y, z=0.75)
-        m.pose.orientation = Quaternion(x=0.0, y=0.0, z=math.sin(0.5 * yaw),
-                                        w=math.cos(0.5 * yaw))
+        qx, qy, qz, qw = conv.yaw_xyzw(yaw)
+        m.pose.orientation = Quaternion(x=qx, y=qy, z=qz, w=qw)
         m.scale.x, m.scale.y, m.scale.z = length, width, 1.5
         m.color = ColorRGBA(r=EGO_RGB[0], g=EGO_RGB[1], b=EGO_RGB[2], a=1.0)
         out.append(m)

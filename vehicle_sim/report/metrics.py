@@ -17,9 +17,9 @@ import math
 
 import numpy as np
 
+from vehicle_sim.core.traffic.lights import RED  # the light state code (TrafficLight.STATE_RED)
 from vehicle_sim.report.data import Recording
 
-RED = 2
 LANE_HALF_WIDTH_M = 1.75  # half of the 3.5 m lanes of the shipped maps (a choice)
 EGO_LENGTH_M = 4.298  # config/vehicles/medium_car.yaml, the scenario's ego (CommonRoad veh. 1)
 TTC_MAX_S = 60.0  # TTC beyond this is reported as none (no conflict)
