@@ -33,7 +33,7 @@ from vehicle_sim.paths import config_path
 MS = 1_000_000
 DT = 50 * MS  # the traffic node's 20 Hz step
 SIM = {"use_sim_time": True, "publish_markers": False}
-AGENT_MU = 1.0489  # TrafficParams vehicle friction_mu (CommonRoad vehicle 1)
+AGENT_MU = 1.0489  # the agents' car, medium_car.yaml: tyre.friction_coefficient
 
 
 pytestmark = pytest.mark.usefixtures("warm_traffic")  # test/ros/conftest.py
