@@ -17,12 +17,14 @@ from launch_ros.actions import Node
 from vehicle_sim import graph
 from vehicle_sim.paths import config_path
 from vehicle_sim.runner import RVIZ_CONFIG
+from vehicle_sim.scenario_check import check_one_world
 
 
 def _nodes(context):
     args = graph.resolve_args({a.name: LaunchConfiguration(a.name).perform(context)
                                for a in graph.LAUNCH_ARGS})
     scenario = graph.load_scenario(args["scenario"])
+    check_one_world(scenario, args)  # one ego vehicle file and one map in every node
     actions = [LogInfo(msg=f"vehicle_sim scenario {args['scenario']}: {scenario.description}")]
     for process in graph.processes(scenario, args):
         on_exit = None

@@ -35,6 +35,7 @@ from vehicle_sim.progress import (
     on_terminal,
     parse_progress,
 )
+from vehicle_sim.scenario_check import check_one_world
 
 STOP_GRACE_S = 10.0  # SIGINT, then SIGTERM after this, then SIGKILL
 
@@ -253,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = graph.resolve_args(given)
         scenario = graph.load_scenario(args["scenario"], options.foreign_executables)
+        check_one_world(scenario, args)  # one ego vehicle file and one map in every node
         children = [Child(process, process_command(process, args, scenario))
                     for process in graph.processes(scenario, args)]
         if args["engine"] == "true":  # what the engine cannot run is refused before it starts

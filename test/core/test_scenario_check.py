@@ -1,0 +1,57 @@
+"""Every node of a run models one ego vehicle and one map (vehicle_sim.scenario_check): the
+shipped scenarios agree, a scenario whose nodes disagree is refused naming the node, its
+parameter and both values."""
+from __future__ import annotations
+
+import pytest
+
+from vehicle_sim import graph
+from vehicle_sim.core.config import ConfigError
+from vehicle_sim.paths import config_path
+from vehicle_sim.scenario_check import check_one_world, node_value
+
+
+@pytest.mark.parametrize("record", ["false", "true"])
+@pytest.mark.parametrize("name", graph.scenario_names())
+def test_every_shipped_scenario_runs_one_ego_vehicle_and_one_map(name, record):
+    """(The crossroad accident scenarios' recorder wrote urban_grid as the run's map, so their
+    report drew the wrong streets.)"""
+    args = graph.resolve_args({"scenario": name, "record": record})
+    check_one_world(graph.load_scenario(name), args)
+
+
+def scenario(tmp_path, params: dict[str, str]) -> tuple[graph.Scenario, dict[str, str]]:
+    """urban's nodes, a node's parameter file replaced by one that sets only ``params`` (node
+    name -> 'key: value' line)."""
+    path = tmp_path / "mixed.yaml"
+    text = config_path("scenarios/urban.yaml").read_text()
+    for node, line in params.items():
+        own = tmp_path / f"{node}.yaml"
+        own.write_text(f"/**:\n  ros__parameters:\n    {line}\n")
+        assert f"params_file: {node}.yaml" in text
+        text = text.replace(f"params_file: {node}.yaml", f"params_file: {own}")
+    path.write_text(text)
+    return graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)})
+
+
+@pytest.mark.parametrize("node, line, key, what", [
+    ("imu", "vehicle_file: vehicles/truck.yaml", "imu.vehicle_file", "ego vehicle file"),
+    ("traffic", "ego_vehicle_file: vehicles/van.yaml", "traffic.ego_vehicle_file",
+     "ego vehicle file"),
+    ("ego_driver", "map_file: maps/crossroad.yaml", "ego_driver.map_file", "map"),
+])
+def test_a_node_with_another_ego_or_map_is_refused_naming_it(tmp_path, node, line, key, what):
+    sc, args = scenario(tmp_path, {node: line})
+    with pytest.raises(ConfigError) as err:
+        check_one_world(sc, args)
+    text = str(err.value)
+    assert err.value.key == key and f"every node of a run uses one {what}" in text, text
+    assert line.split(": ")[1] in text and "dynamics." in text, text
+
+
+def test_one_file_named_two_ways_is_one_file(tmp_path):
+    """An absolute path to the same file as the others' relative one is accepted."""
+    absolute = config_path("vehicles/medium_car.yaml")
+    sc, args = scenario(tmp_path, {"bridge": f"vehicle_file: {absolute}"})
+    assert node_value(sc.nodes[4], "vehicle_file", args, sc) == str(absolute)
+    check_one_world(sc, args)
