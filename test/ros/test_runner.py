@@ -78,6 +78,23 @@ def test_a_hostile_scenario_file_is_refused_with_one_line_and_exit_2(tmp_path, c
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def test_a_scenario_whose_nodes_model_two_egos_is_refused_before_any_starts(tmp_path):
+    """The IMU given a truck while the dynamics node integrates the medium car: exit 2, one line
+    naming the node, its parameter and both files (vehicle_sim.scenario_check)."""
+    from vehicle_sim.paths import config_path
+    imu = tmp_path / "imu.yaml"
+    imu.write_text("/**:\n  ros__parameters:\n    vehicle_file: vehicles/truck.yaml\n")
+    path = tmp_path / "two_egos.yaml"
+    path.write_text(config_path("scenarios/urban.yaml").read_text()
+                    .replace("params_file: imu.yaml", f"params_file: {imu}"))
+    result = run("--scenario", str(path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "imu.vehicle_file: vehicles/truck.yaml where dynamics.vehicle_file is " \
+           "vehicles/medium_car.yaml" in result.stderr, result.stderr
+    assert "ROS_DOMAIN_ID" not in result.stdout, result.stdout  # no process was started
+
+
 FOREIGN = """description: a scenario that starts a program that is not a vehicle_sim node
 nodes:
   - name: intruder
