@@ -56,6 +56,9 @@ class RecorderParams:
         "matches")
     map_file: str = spec("maps/urban_grid.yaml", doc="map of the run (the traffic node's "
                          "map_file), written to the MCAP metadata for vehicle_sim_report")
+    vehicle_file: str = spec("vehicles/medium_car.yaml",
+                             doc="the ego's vehicle file (the dynamics node's), written to the "
+                             "MCAP metadata: the report's ego box")
     discovery_period_s: float = spec(0.2, unit="s", gt=0.0, doc="how often to look for topics")
     lockstep: bool = spec(False, doc="acknowledge every /clock tick once the vehicle state of "
                           "that time is recorded: the run then never outpaces the recording "

@@ -8,7 +8,8 @@ are registered at its first message, the channel with its publishers' offered Qo
 ``offered_qos_profiles`` YAML, recording.offered_qos_yaml); messages are serialized CDR as given,
 with the log time the writer passes [ns] (sim time) as log and publish time and a sequence
 number per topic. ``finish`` writes the rosbag2 metadata (``ros2 bag info/play``) and the run's
-map (record ``vehicle_sim``, key ``map_file``, for vehicle_sim_report).
+map and ego vehicle file (record ``vehicle_sim``, keys ``map_file`` and ``vehicle_file``, for
+vehicle_sim_report).
 """
 from __future__ import annotations
 
@@ -29,7 +30,10 @@ def ros_distro() -> str:
 class McapRecording:
     """An open MCAP file: ``add_channel`` once per topic, then ``add_message``; ``finish``."""
 
-    def __init__(self, record_dir: str, map_file: str, library: str) -> None:
+    def __init__(self, record_dir: str, map_file: str, library: str,
+                 vehicle_file: str = "") -> None:
+        """``map_file`` and ``vehicle_file`` (the ego's): the run's, written to the metadata
+        (record ``vehicle_sim``) for vehicle_sim_report."""
         out = Path(record_dir)
         out.mkdir(parents=True, exist_ok=True)
         stem = f"vehicle_sim-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -39,7 +43,7 @@ class McapRecording:
         except FileExistsError:
             self.path = out / f"{stem}-{os.getpid()}.mcap"
             self._file = open(self.path, "xb")
-        self.map_file = map_file
+        self.map_file, self.vehicle_file = map_file, vehicle_file
         self._writer = Writer(self._file)
         self._writer.start(profile="ros2", library=library)
         self._schemas: dict[str, int] = {}  # datatype -> schema id
@@ -81,7 +85,8 @@ class McapRecording:
             "serialized_metadata": bag_metadata_yaml(topics, self._first_ns or 0, self._last_ns,
                                                      self.path.name, ros_distro()),
             "ROS_DISTRO": ros_distro()})
-        self._writer.add_metadata("vehicle_sim", {"map_file": self.map_file})
+        self._writer.add_metadata("vehicle_sim", {"map_file": self.map_file,
+                                                  "vehicle_file": self.vehicle_file})
         self._writer.finish()
         self._file.close()
 

@@ -31,3 +31,26 @@ def test_cached_kernels_survive_unchanged_sources_and_go_when_any_source_changes
     shared.write_text("GRAVITY_MPS2 = 9.81\n")
     numba_cache.guard_package(pkg)
     assert not cached.exists(), "a shared constant changed"
+
+
+def test_a_module_a_package_names_as_shared_drops_its_cache_when_it_changes(tmp_path):
+    """core/accident's broad phase calls kernels of core/box_geometry.py: a change there drops
+    the accident package's cache, and only the caches of the packages that name it."""
+    geometry = tmp_path / "core" / "box_geometry.py"
+    geometry.parent.mkdir()
+    geometry.write_text("def half_extent(): pass\n")
+    pkg, cached = _package(tmp_path)
+    other = tmp_path / "other"
+    (other / "__pycache__").mkdir(parents=True)
+    (other / "law.py").write_text("")
+    other_cached = other / "__pycache__" / "law.f-1.py311.nbi"
+    for guard in (lambda: numba_cache.guard_package(pkg, shared=(geometry,)),
+                  lambda: numba_cache.guard_package(other)):
+        guard()
+    cached.write_bytes(b"machine code")
+    other_cached.write_bytes(b"machine code")
+    geometry.write_text("def half_extent(): return 1\n")
+    numba_cache.guard_package(pkg, shared=(geometry,))
+    numba_cache.guard_package(other)
+    assert not cached.exists(), "a shared module it names changed"
+    assert other_cached.exists(), "a package that does not name it keeps its cache"

@@ -12,7 +12,7 @@ import pytest
 
 from vehicle_sim.report.lanes import light_headings, load_lanes
 from vehicle_sim.report.metrics import (
-    EGO_LENGTH_M,
+    ego_length_m,
     min_time_to_collision,
     path_length_m,
     red_lights_run,
@@ -48,18 +48,23 @@ def test_a_red_light_of_the_opposite_lane_is_not_run():
     assert red_lights_run(state, lights, {"tl:h0_0_b0": math.pi}) == []
 
 
-def test_ttc_to_a_slower_leader_ahead_in_the_lane():
+@pytest.mark.parametrize("vehicle_file, ego_m", [("", 4.298), ("vehicles/medium_car.yaml", 4.298),
+                                                 ("vehicles/truck.yaml", 7.49)])
+def test_ttc_to_a_slower_leader_ahead_in_the_lane(vehicle_file, ego_m):
+    """Bumper to bumper with the recording's ego (its vehicle file; none: the default car)."""
     state = straight_run(10.0, 1.0)
     length, width = 4.0, 1.8
     # leader 30 m ahead at 4 m/s: gap 30 - (ego + leader)/2, closing 6 m/s
     leader = np.array([[7, 30.0, -1.75, 0.0, 4.0, length, width]])
     beside = np.array([[8, 10.0, 1.75, math.pi, 4.0, length, width]])  # oncoming lane
-    best = min_time_to_collision(state, [(0.0, np.vstack((leader, beside)))])
-    gap = 30.0 - 0.5 * (EGO_LENGTH_M + length)
+    ego = ego_length_m(vehicle_file)
+    assert ego == pytest.approx(ego_m)
+    best = min_time_to_collision(state, [(0.0, np.vstack((leader, beside)))], ego)
+    gap = 30.0 - 0.5 * (ego_m + length)
     assert best["agent"] == 7 and best["ttc_s"] == pytest.approx(gap / 6.0)
     faster = leader.copy()
     faster[0, 4] = 12.0
-    assert min_time_to_collision(state, [(0.0, faster)]) is None  # opening gap: no TTC
+    assert min_time_to_collision(state, [(0.0, faster)], ego) is None  # opening gap: no TTC
 
 
 def test_the_shipped_map_gives_lane_headings_for_lights():

@@ -8,7 +8,7 @@ from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficLight, VehicleDa
 from vehicle_sim.core.accident import damage, detect
 from vehicle_sim.core.accident.scene import KIND_CODES
 from vehicle_sim.core.engine import urban
-from vehicle_sim.core.traffic import lights
+from vehicle_sim.core.traffic import light_states as lights
 from vehicle_sim.report import metrics
 
 
@@ -17,6 +17,9 @@ def test_light_states_are_the_traffic_light_messages():
         TrafficLight.STATE_GREEN, TrafficLight.STATE_YELLOW, TrafficLight.STATE_RED,
         TrafficLight.STATE_DARK)
     assert metrics.RED is lights.RED  # the report reads the core's code
+    from vehicle_sim.core.traffic import lights as controller
+    from vehicle_sim.core.traffic.kernels import junction
+    assert controller.RED is lights.RED and junction.YELLOW is lights.YELLOW  # no own copies
 
 
 def test_scene_vehicle_kinds_are_the_traffic_agent_messages():

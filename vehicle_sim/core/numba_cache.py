@@ -12,30 +12,31 @@ import sys
 from pathlib import Path
 
 # modules outside a guarded package whose constants its kernels fold in or whose kernels they
-# call: the units, the box geometry (traffic collisions, accident detection and broad phase),
-# the traffic's pair search (the accident broad phase)
-_CORE = Path(__file__).parent
-SHARED_SOURCES = (_CORE / "units.py", _CORE / "box_geometry.py",
-                  _CORE / "traffic" / "collisions.py")
+# call: the units (every package's), and what a package names (``guard_package``'s ``shared``:
+# the box geometry for the traffic's collisions, it and the traffic's pair search for the
+# accident broad phase)
+CORE = Path(__file__).parent
+SHARED_SOURCES = (CORE / "units.py",)
 
 
-def sources_digest(package_dir: Path) -> str:
-    """SHA-1 over the relative names and contents of every .py file below ``package_dir`` and
-    of :data:`SHARED_SOURCES`."""
+def sources_digest(package_dir: Path, shared: tuple[Path, ...] = ()) -> str:
+    """SHA-1 over the relative names and contents of every .py file below ``package_dir``, of
+    :data:`SHARED_SOURCES` and of ``shared``."""
     digest = hashlib.sha1()
-    for src in [*sorted(package_dir.rglob("*.py")), *SHARED_SOURCES]:
-        digest.update(str(src.relative_to(src.parents[1] if src in SHARED_SOURCES
+    outside = (*SHARED_SOURCES, *shared)
+    for src in [*sorted(package_dir.rglob("*.py")), *outside]:
+        digest.update(str(src.relative_to(src.parents[1] if src in outside
                                           else package_dir)).encode())
         digest.update(src.read_bytes())
     return digest.hexdigest()
 
 
-def guard_package(package_dir: Path) -> None:
-    """Delete the package's cached kernels (*.nbi, *.nbc) unless its sources (and the shared
-    constants) are unchanged since they were cached. A read-only install is left alone (numba
-    then compiles in memory)."""
+def guard_package(package_dir: Path, shared: tuple[Path, ...] = ()) -> None:
+    """Delete the package's cached kernels (*.nbi, *.nbc) unless its sources, the shared
+    constants and the ``shared`` modules its kernels call are unchanged since they were cached.
+    A read-only install is left alone (numba then compiles in memory)."""
     stamp = package_dir / "__pycache__" / "numba_sources.sha1"
-    digest = sources_digest(package_dir)
+    digest = sources_digest(package_dir, shared)
     try:
         if stamp.exists() and stamp.read_text() == digest:
             return

@@ -81,7 +81,7 @@ class EdgeRecording:
             if self.file is None:
                 from vehicle_sim.recording_writer import McapRecording  # mcap: only if recording
                 self.file = McapRecording(self.p.record_dir, self.p.map_file,
-                                          "vehicle_sim engine")
+                                          "vehicle_sim engine", self.p.vehicle_file)
             held, self._held = self._held or [], None
             for message in held:
                 self._add_message(*message)

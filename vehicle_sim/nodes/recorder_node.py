@@ -59,7 +59,7 @@ class RecorderNode(Node):
         super().__init__("recorder", **options)
         self.p = declare_and_load(self, RecorderParams)
         self.recording = McapRecording(self.p.record_dir, self.p.map_file,
-                                       "vehicle_sim recorder")
+                                       "vehicle_sim recorder", self.p.vehicle_file)
         self.path = self.recording.path
         self._types: dict[str, str] = {}  # topic -> type, '' = not recordable
         self._declared: dict[str, QoSProfile] = {}  # publisher QoS of KNOWN_TOPICS

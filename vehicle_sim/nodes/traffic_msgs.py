@@ -15,7 +15,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from vehicle_sim.core.traffic import agents as ag
 from vehicle_sim.core.traffic.agents import agent_ids
-from vehicle_sim.core.traffic.lights import DARK, GREEN, RED, YELLOW
+from vehicle_sim.core.traffic.light_states import DARK, GREEN, RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.msg import (
     TrafficAgent,

@@ -56,7 +56,6 @@ from visualization_msgs.msg import MarkerArray
 
 from vehicle_sim.core.accident.traffic_world import TrafficWorld
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
-from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.msg import (
     TrafficAgentArray,
     TrafficLightArray,
@@ -72,7 +71,6 @@ from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.shard_link import ShardLink
 from vehicle_sim.nodes.traffic_damage import TrafficDamagePublisher
-from vehicle_sim.paths import config_path
 from vehicle_sim.warm import warm_traffic
 
 TIMING_REPORT_STEPS = 200  # debug log of step / output compute times every this many steps
@@ -115,8 +113,7 @@ class TrafficNode(Node):
         self.pub_lights = self.create_publisher(TrafficLightArray, "traffic/lights", qos.LIGHTS)
         self.pub_markers = self.create_publisher(MarkerArray, "traffic/markers", qos.STATE) \
             if self.p.publish_markers else None
-        chassis = load_vehicle(config_path(self.p.ego_vehicle_file)).chassis
-        self.ego_size_m = (chassis.length_m, chassis.width_m)  # the ego's box in the markers
+        self.ego_size_m = self.sim.ego_size_m  # the ego's box in the markers (ego_vehicle_file)
         if self.p.publish_markers:  # the map once, latched (lanes, static objects, signals)
             self.pub_map = self.create_publisher(MarkerArray, map_markers.TOPIC, qos.LATCHED)
             self.pub_map.publish(map_markers.map_markers_msg(self.sim.network, self.p.frame_id))

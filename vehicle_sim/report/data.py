@@ -25,6 +25,7 @@ class Recording:
     """Columns per topic; every array is float64, one row per message."""
     path: Path
     map_file: str = ""
+    vehicle_file: str = ""  # the ego's (metadata of recordings since vehicle_file was written)
     # t, x, y, yaw, vx, vy, yaw_rate, ax, ay (base_link accelerations, gravity excluded)
     state: np.ndarray = field(default_factory=lambda: np.zeros((0, 9)))
     control: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))  # t, steer, thr, brk
@@ -70,6 +71,7 @@ def read_recording(path: str | Path) -> Recording:
             for record in reader.iter_metadata():
                 if record.name == "vehicle_sim":
                     rec.map_file = record.metadata.get("map_file", "")
+                    rec.vehicle_file = record.metadata.get("vehicle_file", "")
             for _, channel, message, m in reader.iter_decoded_messages(topics=list(TOPICS)):
                 _take(rec, rows, channel.topic, message.log_time, m)
     except (OSError, ValueError, KeyError, EOFError) as exc:

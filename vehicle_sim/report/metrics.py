@@ -17,16 +17,20 @@ import math
 
 import numpy as np
 
-from vehicle_sim.core.traffic.lights import RED  # the light state code (TrafficLight.STATE_RED)
+from vehicle_sim.core.traffic.light_states import RED  # TrafficLight.STATE_RED (no kernels)
+from vehicle_sim.core.vehicle.params import load_vehicle
+from vehicle_sim.paths import config_path
 from vehicle_sim.report.data import Recording
 
 LANE_HALF_WIDTH_M = 1.75  # half of the 3.5 m lanes of the shipped maps (a choice)
-EGO_LENGTH_M = 4.298  # config/vehicles/medium_car.yaml, the scenario's ego (CommonRoad veh. 1)
+# the ego's length when a recording names no vehicle file (one written before it did): the
+# default ego's, config/vehicles/medium_car.yaml
+DEFAULT_VEHICLE_FILE = "vehicles/medium_car.yaml"
 TTC_MAX_S = 60.0  # TTC beyond this is reported as none (no conflict)
 # a choice: the traffic core's own "stopped" threshold (its agents wait below it)
 STOPPED_MPS = 0.1
 # a choice: the ego's centre within this of the line; a stop with the front bumper at the line
-# puts the centre 2.15 m back (EGO_LENGTH_M / 2), so 5 m also allows a stop a little short of it
+# puts a car's centre ~2.15 m back (half its length), so 5 m also allows a stop a little short
 STOP_ZONE_M = 5.0
 
 
@@ -87,8 +91,14 @@ def stop_signs_not_stopped(state: np.ndarray, lines: dict[str, tuple]) -> list[d
     return sorted(found, key=lambda v: v["time_s"])
 
 
-def min_time_to_collision(state: np.ndarray, agents: list) -> dict | None:
-    """The smallest TTC [s] to an agent ahead over the run, with its time and agent id."""
+def ego_length_m(vehicle_file: str) -> float:
+    """The ego's length [m] from the recording's vehicle file ('' : DEFAULT_VEHICLE_FILE)."""
+    return load_vehicle(config_path(vehicle_file or DEFAULT_VEHICLE_FILE)).chassis.length_m
+
+
+def min_time_to_collision(state: np.ndarray, agents: list, ego_length: float) -> dict | None:
+    """The smallest TTC [s] to an agent ahead over the run (bumper to bumper, the ego
+    ``ego_length`` [m] long), with its time and agent id."""
     if len(state) == 0 or not agents:
         return None
     best: dict | None = None
@@ -100,7 +110,7 @@ def min_time_to_collision(state: np.ndarray, agents: list) -> dict | None:
         c, s = math.cos(yaw), math.sin(yaw)
         dx, dy = table[:, 1] - x, table[:, 2] - y
         along, lateral = dx * c + dy * s, -dx * s + dy * c
-        gap = along - 0.5 * (EGO_LENGTH_M + table[:, 5])
+        gap = along - 0.5 * (ego_length + table[:, 5])
         closing = vx - table[:, 4] * np.cos(table[:, 3] - yaw)
         ahead = (along > 0.0) & (np.abs(lateral) < LANE_HALF_WIDTH_M) & (gap > 0.0) & \
             (closing > 1e-3)
@@ -137,7 +147,7 @@ def summarize(rec: Recording, lane_heading: dict[str, float],
         "accident_details": rec.accidents,
         "red_lights_run": red_lights_run(st, rec.lights, lane_heading),
         "stop_signs_not_stopped": stop_signs_not_stopped(st, stop_lines or {}),
-        "min_ttc": min_time_to_collision(st, rec.agents),
+        "min_ttc": min_time_to_collision(st, rec.agents, ego_length_m(rec.vehicle_file)),
         "traffic_agents_max": max((len(a) for _, a in rec.agents), default=0),
         "real_time_factor_mean": float(np.mean(rtf)) if len(rtf) else 0.0,
         "real_time_factor_min": float(np.min(rtf)) if len(rtf) else 0.0,

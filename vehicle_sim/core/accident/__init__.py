@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vehicle_sim.core.numba_cache import guard_package
+from vehicle_sim.core.numba_cache import CORE, guard_package
 
-guard_package(Path(__file__).parent)
+guard_package(Path(__file__).parent,  # the broad phase calls both
+              shared=(CORE / "box_geometry.py", CORE / "traffic" / "collisions.py"))

@@ -46,7 +46,7 @@ from vehicle_sim.core.ego.route import Route, nearest_lane
 from vehicle_sim.core.motion.stack_controller import LongitudinalModel
 from vehicle_sim.core.traffic.kernels import driver_law as law
 from vehicle_sim.core.traffic.kernels.route_scan import corridor_leader, route_points
-from vehicle_sim.core.traffic.lights import RED, YELLOW
+from vehicle_sim.core.traffic.light_states import RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.vehicle.params import VehicleParams
 

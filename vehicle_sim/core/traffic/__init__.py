@@ -2,12 +2,13 @@
 sector hand-over of paper 003. Public entry point: ``vehicle_sim.core.traffic.sim.TrafficSim``.
 
 Its numba kernels are disk-cached; ``numba_cache.guard_package`` drops them when a source of this
-package changed (numba itself only checks the defining file).
+package, or the box geometry its collisions call, changed (numba itself only checks the
+defining file).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from vehicle_sim.core.numba_cache import guard_package
+from vehicle_sim.core.numba_cache import CORE, guard_package
 
-guard_package(Path(__file__).parent)
+guard_package(Path(__file__).parent, shared=(CORE / "box_geometry.py",))  # collisions call it

@@ -157,7 +157,7 @@ def _ego_lane_beside(net, store, ego, i: int) -> int:
     return -1
 
 
-def cut_ins(store, net, ego, vehicle_length_m: float, seed: int) -> None:
+def cut_ins(store, net, ego, ego_length_m: float, seed: int) -> None:
     """Every CUT_IN agent beside the ego's lane whose rear is within the cut-in window ahead of
     the ego's front (module constants) changes into the ego's lane now; the lateral move is
     the vehicle model's (as an overtaking change, lane_change.try_change)."""
@@ -171,7 +171,7 @@ def cut_ins(store, net, ego, vehicle_length_m: float, seed: int) -> None:
             continue
         along = (af[lay.AF_X, i] - ego[0]) * math.cos(ego[2]) + \
             (af[lay.AF_Y, i] - ego[1]) * math.sin(ego[2])
-        gap = along - 0.5 * (af[lay.AF_LENGTH, i] + vehicle_length_m)
+        gap = along - 0.5 * (af[lay.AF_LENGTH, i] + ego_length_m)
         if not 0.0 < gap < CUT_IN_MIN_GAP_M + CUT_IN_TIME_GAP_S * max(ego[3], 0.0):
             continue
         ln = int(ai[lay.AI_LANE, i])

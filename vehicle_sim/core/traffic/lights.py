@@ -15,10 +15,9 @@ import math
 
 import numpy as np
 
+from vehicle_sim.core.traffic.light_states import DARK, GREEN, RED, YELLOW
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.traffic.params import LightParams
-
-GREEN, YELLOW, RED, DARK = 0, 1, 2, -1
 
 
 class LightController:

@@ -81,9 +81,9 @@ from vehicle_sim.core.traffic.kernels.layout import (
     SIG_LIGHT,
     SIG_STOP,
 )
+from vehicle_sim.core.traffic.light_states import DARK, GREEN, YELLOW
 
 NONE, INSIDE, COMMITTED, READY, WAITING = 0, 1, 2, 3, 4
-GREEN, YELLOW, RED, DARK = 0, 1, 2, -1
 VIS_TOL_RAD = 0.1  # visibility angles closer than this are a tie
 LINE_ZONE_M = 3.0  # "at the line": front bumper closer than this
 CRITICAL_GAP_S = 6.5  # HCM 2010 ex. 19-10: base critical headway, through movement from minor
