@@ -49,6 +49,10 @@ LAUNCH_ARGS = (
               "sensors and the bridge's velocity report: the CG, or the rear-axle centre on the "
               "ground (Autoware's)",
               REFERENCE_POINTS),
+    LaunchArg("vehicle_file", "", "the ego's vehicle file (config/vehicles/<class>.yaml or a "
+              "path) for every node that models the ego (EGO_VEHICLE_PARAMS: the dynamics, "
+              "sensors, bridge, ego driver, accident node, the traffic's gaps to the ego, the "
+              "recording); empty: as the nodes' parameter files give it"),
     LaunchArg("engine", "false", "true runs the scenario's cores in one process, stepped in a "
               "fixed order with ROS only at the edges (nodes.engine_node): a batch run (mode "
               "lockstep or fast) far faster than the node graph, repeatable with its seed",
@@ -57,6 +61,14 @@ LAUNCH_ARGS = (
               "SUBNET to reach rigs and stacks on a LAN (an explicit choice)", DISCOVERY_RANGES),
 )
 
+
+# the parameter holding the ego's vehicle file, by node executable (the traffic node's own
+# vehicle file is its agents' car, in its traffic parameters): the vehicle_file launch argument
+# sets them all, scenario_check holds them to one file
+EGO_VEHICLE_PARAMS = {"dynamics_node": "vehicle_file", "imu_node": "vehicle_file",
+                      "gps_node": "vehicle_file", "bridge_node": "vehicle_file",
+                      "ego_driver_node": "vehicle_file", "accident_node": "vehicle_file",
+                      "recorder_node": "vehicle_file", "traffic_node": "ego_vehicle_file"}
 
 # fault targets owned by the nodes (FaultCommand.target); a node's name is the target of the
 # faults of its topic links
@@ -178,7 +190,7 @@ class Process:
 # the process of launch argument engine:=true (nodes.engine_node); ends the run when it exits
 ENGINE_NODE = NodeSpec(name="engine", executable="engine_node",
                        args=("scenario", "seed", "duration", "record", "record_dir",
-                             "base_link"))
+                             "base_link", "vehicle_file"))
 
 # the program that runs several nodes in one process (vehicle_sim.nodes.compose)
 COMPOSE_EXECUTABLE = "vehicle_sim_compose"
@@ -313,11 +325,14 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
                     scenario: Scenario | None = None) -> dict[str, object]:
     """Parameters set from launch arguments, typed as YAML reads them ('true' -> True, '1.0' ->
     1.0), as launch_ros hands them to the node; the runner writes them back as YAML text.
+    The ``vehicle_file`` argument, when given, sets the node's EGO_VEHICLE_PARAMS entry.
     With ``wait_for_graph``, also ``wait_for_nodes``: the other active nodes of ``scenario``; a
     lockstep peer in mode lockstep gets them as ``lockstep_graph`` (nodes.lockstep_peer: whose
     readers it reaches before its first frame)."""
     names = ("use_sim_time", *node.args)
     values = {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
+    if args["vehicle_file"] and node.executable in EGO_VEHICLE_PARAMS:
+        values[EGO_VEHICLE_PARAMS[node.executable]] = args["vehicle_file"]
     if node == ENGINE_NODE:  # it starts stepping once its readers are up (engine_readers)
         readers = engine_readers(scenario, args) if scenario else []
         return {**values, **_waits(readers, args)}

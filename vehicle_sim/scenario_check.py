@@ -21,9 +21,9 @@ from vehicle_sim.docs import NODE_PARAMS
 from vehicle_sim.engine_setup import file_parameters
 from vehicle_sim.paths import config_path
 
-# what is shared, and each node parameter that holds it (the traffic node's own vehicle file is
-# the agents' car, in its traffic parameters: its ego is ego_vehicle_file)
-SHARED = {"ego vehicle file": ("vehicle_file", "ego_vehicle_file"), "map": ("map_file",)}
+# what is shared, and the node parameters that hold it
+SHARED = {"ego vehicle file": tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values()))),
+          "map": ("map_file",)}
 
 
 def node_value(node: graph.NodeSpec, name: str, args: dict[str, str],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vehicle_sim import graph
-from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.config import ConfigError, flat_fields
 from vehicle_sim.paths import config_path
 from vehicle_sim.scenario_check import check_one_world, node_value
 
@@ -55,3 +55,31 @@ def test_one_file_named_two_ways_is_one_file(tmp_path):
     sc, args = scenario(tmp_path, {"bridge": f"vehicle_file: {absolute}"})
     assert node_value(sc.nodes[4], "vehicle_file", args, sc) == str(absolute)
     check_one_world(sc, args)
+
+
+def test_the_vehicle_file_argument_sets_the_ego_of_every_node_and_of_the_engine():
+    from vehicle_sim.engine_setup import engine_params
+    args = graph.resolve_args({"scenario": "urban", "vehicle_file": "vehicles/truck.yaml",
+                               "record": "true"})
+    sc = graph.load_scenario("urban")
+    check_one_world(sc, args)
+    set_by_it = {n.name: node_value(n, graph.EGO_VEHICLE_PARAMS[n.executable], args, sc)
+                 for n in graph.active_nodes(sc, args) if n.executable in graph.EGO_VEHICLE_PARAMS}
+    assert set(set_by_it) == {"dynamics", "traffic", "imu", "gps", "bridge", "ego_driver",
+                              "accident", "recorder"}
+    assert set(set_by_it.values()) == {"vehicles/truck.yaml"}
+    engine = engine_params(sc, {**args, "engine": "true", "mode": "fast"})
+    assert {engine.dynamics.vehicle_file, engine.traffic.ego_vehicle_file, engine.imu.vehicle_file,
+            engine.gps.vehicle_file, engine.ego_driver.vehicle_file,
+            engine.accident.vehicle_file} == {"vehicles/truck.yaml"}
+
+
+def test_every_node_parameter_set_naming_the_egos_vehicle_is_in_the_table():
+    """A node whose parameters hold the ego's vehicle file is set by the argument and checked:
+    a new one cannot be left out of graph.EGO_VEHICLE_PARAMS unnoticed."""
+    from vehicle_sim.docs import NODE_PARAMS
+    holders = {f"{name}_node" if name != "sim_monitor" else name: field
+               for name, cls in NODE_PARAMS.items()
+               for field, *_ in flat_fields(cls) if field in ("vehicle_file", "ego_vehicle_file")}
+    assert holders.pop("engine_node") == "vehicle_file"  # the argument itself, for its cores
+    assert holders == graph.EGO_VEHICLE_PARAMS

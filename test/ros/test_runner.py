@@ -231,6 +231,24 @@ def test_one_base_link_argument_reaches_the_dynamics_node_and_the_sensors():
         graph.resolve_args({"base_link": "front_bumper"})
 
 
+def test_the_vehicle_file_argument_runs_another_ego_in_every_node(tmp_path):
+    """vehicle_file:=vehicles/small_car.yaml reaches the dynamics node, the ego driver and the
+    recording (its metadata names the ego's file, the report's box), and the run goes on."""
+    from mcap.reader import make_reader
+    result = run("--mode", "fast", "--duration", "3", "--vehicle_file",
+                 "vehicles/small_car.yaml", "--record", "true", "--record_dir", str(tmp_path),
+                 "--timeout", "120", timeout=200)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    for node in ("dynamics", "ego_driver"):
+        assert any(f"[{node}]" in line and "vehicle vehicles/small_car.yaml" in line
+                   for line in out.splitlines()), out
+    (path,) = tmp_path.glob("*.mcap")
+    with path.open("rb") as f:
+        meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}
+    assert meta["vehicle_sim"]["vehicle_file"] == "vehicles/small_car.yaml"
+
+
 def test_a_node_declared_respawn_is_restarted(tmp_path):
     scenario = tmp_path / "respawn.yaml"
     scenario.write_text(

@@ -87,7 +87,8 @@ class EngineNode(Node):
         args = graph.resolve_args({"scenario": self.p.scenario, "seed": str(self.p.seed),
                                    "mode": "lockstep", "base_link": self.p.base_link,
                                    "record": str(self.p.record).lower(),
-                                   "record_dir": self.p.record_dir})
+                                   "record_dir": self.p.record_dir,
+                                   "vehicle_file": self.p.vehicle_file})
         self.ep = engine_params(scenario, args)  # ConfigError: the node refuses to start
         for line in left_out(scenario, args):
             self.get_logger().info(f"not in the engine: {line}")

@@ -30,6 +30,9 @@ class EngineNodeParams:
                         "read or not")
     base_link: str = spec("cg", choices=REFERENCE_POINTS, doc="reference point of base_link "
                           "in odom and /tf, as the dynamics node's")
+    vehicle_file: str = spec("", doc="the ego's vehicle file for every core that models the "
+                             "ego, as the launch argument of that name ('' = the scenario's "
+                             "parameter files)")
     wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes (a "
                                            "stack, a probe) are up, read /clock and are "
                                            "matched as readers of its topics, as the "
