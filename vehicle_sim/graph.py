@@ -49,10 +49,11 @@ LAUNCH_ARGS = (
               "sensors and the bridge's velocity report: the CG, or the rear-axle centre on the "
               "ground (Autoware's)",
               REFERENCE_POINTS),
-    LaunchArg("vehicle_file", "", "the ego's vehicle file (config/vehicles/<class>.yaml or a "
-              "path) for every node that models the ego (EGO_VEHICLE_PARAMS: the dynamics, "
-              "sensors, bridge, ego driver, accident node, the traffic's gaps to the ego, the "
-              "recording); empty: as the nodes' parameter files give it"),
+    LaunchArg("vehicle_file", "", "the ego's vehicle file (relative to config/, e.g. "
+              "vehicles/truck.yaml, or absolute) for every node that models the ego "
+              "(EGO_VEHICLE_PARAMS: the dynamics, sensors, bridge, ego driver, accident node, "
+              "the traffic's gaps to the ego, the recording); empty: as the nodes' parameter "
+              "files give it"),
     LaunchArg("engine", "false", "true runs the scenario's cores in one process, stepped in a "
               "fixed order with ROS only at the edges (nodes.engine_node): a batch run (mode "
               "lockstep or fast) far faster than the node graph, repeatable with its seed",

@@ -17,13 +17,17 @@ from typing import Any
 
 from vehicle_sim import graph
 from vehicle_sim.core.config import ConfigError, flat_fields
+from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.docs import NODE_PARAMS
 from vehicle_sim.engine_setup import file_parameters
 from vehicle_sim.paths import config_path
 
-# what is shared, and the node parameters that hold it
-SHARED = {"ego vehicle file": tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values()))),
-          "map": ("map_file",)}
+# what is shared, the node parameters that hold it, and how the one file is read (a missing or
+# malformed file: one ConfigError here, not a failure in every node)
+SHARED = {"ego vehicle file": (tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values()))),
+                               load_vehicle),
+          "map": (("map_file",), load_map)}
 
 
 def node_value(node: graph.NodeSpec, name: str, args: dict[str, str],
@@ -31,6 +35,8 @@ def node_value(node: graph.NodeSpec, name: str, args: dict[str, str],
     """The value parameter ``name`` of ``node`` takes as the node starts (a launch argument, its
     parameter file's ``/**`` then own section, its dataclass default); None if the node has no
     such parameter (or is not a vehicle_sim node)."""
+    if node.executable not in graph.NODE_EXECUTABLES:  # another program (foreign_executables)
+        return None
     cls = NODE_PARAMS.get(node.executable.removesuffix("_node"))
     defaults = {n: default for n, _, default, _ in flat_fields(cls)} if cls else {}
     if name not in defaults:
@@ -44,8 +50,8 @@ def node_value(node: graph.NodeSpec, name: str, args: dict[str, str],
 def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> None:
     """ConfigError unless the active nodes of ``scenario`` with ``args`` name the same file for
     each SHARED item (compared as resolved paths: relative to config/ or absolute; '' uses
-    none)."""
-    for what, names in SHARED.items():
+    none), and that file reads."""
+    for what, (names, read) in SHARED.items():
         first: tuple[str, str, Path] | None = None
         for node in graph.active_nodes(scenario, args):
             for name in names:
@@ -61,6 +67,8 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> None:
                                       f"{value} where {first[0]}.{first[1]} is "
                                       f"{_shown(first[2])}: every node of a run uses one "
                                       f"{what}")
+        if first is not None:
+            read(first[2])  # ConfigError naming the file when it is missing or malformed
 
 
 def _shown(path: Path) -> str:

@@ -1,5 +1,6 @@
 """The numba cache guard drops a package's cached kernels when any source they depend on
 changed: the package's own files, nested ones, and the shared constants (units.py)."""
+import re
 from pathlib import Path
 
 from vehicle_sim.core import numba_cache
@@ -54,3 +55,48 @@ def test_a_module_a_package_names_as_shared_drops_its_cache_when_it_changes(tmp_
     numba_cache.guard_package(other)
     assert not cached.exists(), "a shared module it names changed"
     assert other_cached.exists(), "a package that does not name it keeps its cache"
+
+
+def _core_imports(path: Path) -> set[Path]:
+    """The files of the vehicle_sim.core modules ``path`` imports."""
+    import ast
+    core = numba_cache.CORE
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("vehicle_sim.core"):
+            base = core.joinpath(*node.module.split(".")[2:])
+            for candidate in (base.with_suffix(".py"),
+                              *(base / f"{a.name}.py" for a in node.names)):
+                if candidate.is_file():
+                    out.add(candidate)
+    return out
+
+
+def _defines_kernels(path: Path, cached: bool = False) -> bool:
+    pattern = r"^@njit\(.*cache=True" if cached else r"^@njit"
+    return re.search(pattern, path.read_text(), re.MULTILINE) is not None
+
+
+def test_every_kernel_module_a_guarded_packages_cached_kernels_reach_is_in_its_digest():
+    """A cached kernel calling a kernel of another module holds that module's machine code in
+    the cache: every module with kernels that a guarded package's cached-kernel files reach
+    (through its own files, transitively) outside the package must be in SHARED_SOURCES or the
+    package's NUMBA_SHARED. (A kernel called from Python runs from its own package's cache.)"""
+    import importlib
+    for name in ("traffic", "vehicle", "accident"):
+        package = importlib.import_module(f"vehicle_sim.core.{name}")
+        root = numba_cache.CORE / name
+        covered = {*numba_cache.SHARED_SOURCES, *package.NUMBA_SHARED}
+        todo = [p for p in root.rglob("*.py") if _defines_kernels(p, cached=True)]
+        seen: set[Path] = set()
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            for dep in _core_imports(path):
+                if root not in dep.parents:
+                    if not _defines_kernels(dep):
+                        continue
+                    assert dep in covered, f"core/{name}: {path.name} reaches kernels of {dep}"
+                todo.append(dep)

@@ -57,14 +57,21 @@ def test_ttc_to_a_slower_leader_ahead_in_the_lane(vehicle_file, ego_m):
     # leader 30 m ahead at 4 m/s: gap 30 - (ego + leader)/2, closing 6 m/s
     leader = np.array([[7, 30.0, -1.75, 0.0, 4.0, length, width]])
     beside = np.array([[8, 10.0, 1.75, math.pi, 4.0, length, width]])  # oncoming lane
-    ego = ego_length_m(vehicle_file)
-    assert ego == pytest.approx(ego_m)
+    ego, note = ego_length_m(vehicle_file)
+    assert ego == pytest.approx(ego_m) and note == ""
     best = min_time_to_collision(state, [(0.0, np.vstack((leader, beside)))], ego)
     gap = 30.0 - 0.5 * (ego_m + length)
     assert best["agent"] == 7 and best["ttc_s"] == pytest.approx(gap / 6.0)
     faster = leader.copy()
     faster[0, 4] = 12.0
     assert min_time_to_collision(state, [(0.0, faster)], ego) is None  # opening gap: no TTC
+
+
+def test_a_vehicle_file_not_found_here_gives_the_default_car_and_a_note():
+    """A recording made with a car file of another machine is still reported."""
+    ego, note = ego_length_m("/home/rig/their_car.yaml")
+    assert ego == pytest.approx(4.298)
+    assert "their_car.yaml" in note and "vehicles/medium_car.yaml used" in note, note
 
 
 def test_the_shipped_map_gives_lane_headings_for_lights():

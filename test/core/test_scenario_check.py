@@ -83,3 +83,22 @@ def test_every_node_parameter_set_naming_the_egos_vehicle_is_in_the_table():
                for field, *_ in flat_fields(cls) if field in ("vehicle_file", "ego_vehicle_file")}
     assert holders.pop("engine_node") == "vehicle_file"  # the argument itself, for its cores
     assert holders == graph.EGO_VEHICLE_PARAMS
+
+
+def test_an_ego_vehicle_file_that_does_not_read_is_refused_once_naming_it():
+    args = graph.resolve_args({"scenario": "urban", "vehicle_file": "vehicles/trukc.yaml"})
+    with pytest.raises(ConfigError, match="trukc.yaml"):
+        check_one_world(graph.load_scenario("urban"), args)
+
+
+def test_a_program_that_is_not_a_vehicle_sim_node_is_not_held_to_the_nodes_files(tmp_path):
+    """(--foreign_executables) a program named like a node keeps its own parameters."""
+    own = tmp_path / "mine.yaml"
+    own.write_text("/**:\n  ros__parameters:\n    vehicle_file: vehicles/truck.yaml\n")
+    path = tmp_path / "with_mine.yaml"
+    path.write_text(config_path("scenarios/urban.yaml").read_text() +
+                    f"  - name: mine\n    executable: bridge\n    params_file: {own}\n")
+    sc = graph.load_scenario(str(path), foreign_executables=True)
+    args = graph.resolve_args({"scenario": str(path)})
+    assert node_value(sc.nodes[-1], "vehicle_file", args, sc) is None
+    check_one_world(sc, args)

@@ -71,6 +71,7 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.sensor_common import sensor_mount_tf
 from vehicle_sim.nodes.tf_publisher import StateOutputs
 from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
+from vehicle_sim.scenario_check import check_one_world
 from vehicle_sim.warm import warm_accident, warm_ego, warm_traffic, warm_vehicles
 
 PROGRESS_PERIOD_S = 1.0  # [s] wall time between progress lines (as the sim_monitor's)
@@ -89,6 +90,7 @@ class EngineNode(Node):
                                    "record": str(self.p.record).lower(),
                                    "record_dir": self.p.record_dir,
                                    "vehicle_file": self.p.vehicle_file})
+        check_one_world(scenario, args)  # as the runner and the launch file, when started alone
         self.ep = engine_params(scenario, args)  # ConfigError: the node refuses to start
         for line in left_out(scenario, args):
             self.get_logger().info(f"not in the engine: {line}")

@@ -25,7 +25,7 @@ def write_report(recording: Path, out: Path,
     summary = summarize(rec, light_headings(lanes, rec.lights), stop_lines(lanes, spec))
     errors = sensor_errors(rec, gnss_origin)
     summary["sensor_errors"] = error_stats(errors)
-    summary["notes"] = [map_note] if map_note else []
+    summary["notes"] = [map_note, *summary["notes"]] if map_note else summary["notes"]
     stem = recording.stem
     files = {
         "path": plots.path_plot(rec, lanes, out / f"{stem}-path.png"),

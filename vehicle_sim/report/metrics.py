@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.traffic.light_states import RED  # TrafficLight.STATE_RED (no kernels)
 from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.paths import config_path
@@ -91,9 +92,15 @@ def stop_signs_not_stopped(state: np.ndarray, lines: dict[str, tuple]) -> list[d
     return sorted(found, key=lambda v: v["time_s"])
 
 
-def ego_length_m(vehicle_file: str) -> float:
-    """The ego's length [m] from the recording's vehicle file ('' : DEFAULT_VEHICLE_FILE)."""
-    return load_vehicle(config_path(vehicle_file or DEFAULT_VEHICLE_FILE)).chassis.length_m
+def ego_length_m(vehicle_file: str) -> tuple[float, str]:
+    """The ego's length [m] from the recording's vehicle file ('': DEFAULT_VEHICLE_FILE), and a
+    note when that file cannot be read here (renamed, another machine's path): the default car's
+    length is used then, and the report is still written."""
+    try:
+        return load_vehicle(config_path(vehicle_file or DEFAULT_VEHICLE_FILE)).chassis.length_m, ""
+    except (ConfigError, OSError) as exc:
+        default = load_vehicle(config_path(DEFAULT_VEHICLE_FILE)).chassis.length_m
+        return default, f"ego box of {DEFAULT_VEHICLE_FILE} used: {exc}"
 
 
 def min_time_to_collision(state: np.ndarray, agents: list, ego_length: float) -> dict | None:
@@ -127,11 +134,12 @@ def min_time_to_collision(state: np.ndarray, agents: list, ego_length: float) ->
 def summarize(rec: Recording, lane_heading: dict[str, float],
               stop_lines: dict[str, tuple] | None = None) -> dict:
     """The report's JSON: distance, speeds, accidents, red lights run, stop signs not stopped at
-    (``stop_lines``: lanes.stop_lines), min TTC, RTF."""
+    (``stop_lines``: lanes.stop_lines), min TTC, RTF; ``notes``: what it could not read."""
     st = rec.state
     # status reports from before the first step (sim time 0) have no achieved RTF yet
     rtf = rec.status[rec.status[:, 0] > 0.0, 1] if len(rec.status) else np.zeros(0)
     ego_accidents = [a for a in rec.accidents if "ego" in (a["actor"], a["victim"])]
+    ego_m, ego_note = ego_length_m(rec.vehicle_file)
     return {
         "recording": rec.path.name,
         "map_file": rec.map_file,
@@ -147,9 +155,10 @@ def summarize(rec: Recording, lane_heading: dict[str, float],
         "accident_details": rec.accidents,
         "red_lights_run": red_lights_run(st, rec.lights, lane_heading),
         "stop_signs_not_stopped": stop_signs_not_stopped(st, stop_lines or {}),
-        "min_ttc": min_time_to_collision(st, rec.agents, ego_length_m(rec.vehicle_file)),
+        "min_ttc": min_time_to_collision(st, rec.agents, ego_m),
         "traffic_agents_max": max((len(a) for _, a in rec.agents), default=0),
         "real_time_factor_mean": float(np.mean(rtf)) if len(rtf) else 0.0,
         "real_time_factor_min": float(np.min(rtf)) if len(rtf) else 0.0,
         "lateness_p99_max_s": float(np.max(rec.status[:, 3])) if len(rec.status) else 0.0,
+        "notes": [ego_note] if ego_note else [],
     }

@@ -12,5 +12,6 @@ from pathlib import Path
 
 from vehicle_sim.core.numba_cache import CORE, guard_package
 
-guard_package(Path(__file__).parent,  # the broad phase calls both
-              shared=(CORE / "box_geometry.py", CORE / "traffic" / "collisions.py"))
+NUMBA_SHARED = (CORE / "box_geometry.py",  # modules outside it whose kernels its kernels call
+                CORE / "traffic" / "collisions.py")
+guard_package(Path(__file__).parent, shared=NUMBA_SHARED)

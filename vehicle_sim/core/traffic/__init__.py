@@ -11,4 +11,5 @@ from pathlib import Path
 
 from vehicle_sim.core.numba_cache import CORE, guard_package
 
-guard_package(Path(__file__).parent, shared=(CORE / "box_geometry.py",))  # collisions call it
+NUMBA_SHARED = (CORE / "box_geometry.py",)  # modules outside it whose kernels its kernels call
+guard_package(Path(__file__).parent, shared=NUMBA_SHARED)

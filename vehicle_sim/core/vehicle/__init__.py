@@ -10,4 +10,5 @@ from pathlib import Path
 
 from vehicle_sim.core.numba_cache import guard_package
 
-guard_package(Path(__file__).parent)
+NUMBA_SHARED = ()  # its kernels call none outside it (units.py: every package's)
+guard_package(Path(__file__).parent, shared=NUMBA_SHARED)
