@@ -89,13 +89,19 @@ def core_params(cls: type, node: graph.NodeSpec, args: dict[str, str],
     return build_flat(cls, values, source=source)
 
 
+def core_args(args: dict[str, str]) -> dict[str, str]:
+    """The launch arguments the engine's cores are read with: mode fast (they wait for no peer:
+    the engine orders them)."""
+    return {**args, "mode": "fast"}
+
+
 def engine_params(scenario: graph.Scenario, args: dict[str, str]) -> EngineParams:
     """The engine's parameters for ``scenario`` run with launch arguments ``args`` (resolved:
     graph.resolve_args); ConfigError when the engine cannot run it (module docstring)."""
     if scenario.schedule:
         raise ConfigError("scenario", "schedule", "the engine runs no fault schedule yet: run "
                           "the node graph (engine false)")
-    args = {**args, "mode": "fast"}  # the cores wait for no peer: the engine orders them
+    args = core_args(args)
     found: dict[str, Any] = {}
     for node in graph.active_nodes(scenario, args):
         if node.executable not in CORES:

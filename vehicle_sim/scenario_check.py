@@ -8,7 +8,8 @@ controller, the ego driver, the accident node's box and the traffic's gaps to th
 and the recorder writes the map the report draws. A scenario whose nodes disagree would run a
 different car (or map) in each node without a word; ``check_one_world`` refuses it with one
 line naming the node, its parameter and both values (the runner exits 2, the launch file
-fails). No ROS import.
+fails). It reads every node's parameters as the node will (so a typo in a parameter file is
+refused here too, in one line, before anything starts). No ROS import.
 """
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from vehicle_sim import graph
-from vehicle_sim.core.config import ConfigError, flat_fields
+from vehicle_sim.core.config import ConfigError
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.docs import NODE_PARAMS
-from vehicle_sim.engine_setup import file_parameters
+from vehicle_sim.engine_setup import core_args, core_params
 from vehicle_sim.paths import config_path
 
 # what is shared, the node parameters that hold it, and how the one file is read (a missing or
@@ -30,33 +31,31 @@ SHARED = {"ego vehicle file": (tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values(
           "map": (("map_file",), load_map)}
 
 
-def node_value(node: graph.NodeSpec, name: str, args: dict[str, str],
-               scenario: graph.Scenario) -> Any:
-    """The value parameter ``name`` of ``node`` takes as the node starts (a launch argument, its
-    parameter file's ``/**`` then own section, its dataclass default); None if the node has no
-    such parameter (or is not a vehicle_sim node)."""
-    if node.executable not in graph.NODE_EXECUTABLES:  # another program (foreign_executables)
+def node_params(node: graph.NodeSpec, args: dict[str, str], scenario: graph.Scenario) -> Any:
+    """The parameters ``node`` starts with, read and validated as it reads them (its file's
+    ``/**`` then own section, the launch arguments, its dataclass defaults:
+    engine_setup.core_params; a typo or a bad value is a ConfigError naming it); None for a
+    program that is not a vehicle_sim node (foreign_executables)."""
+    if node.executable not in graph.NODE_EXECUTABLES:
         return None
     cls = NODE_PARAMS.get(node.executable.removesuffix("_node"))
-    defaults = {n: default for n, _, default, _ in flat_fields(cls)} if cls else {}
-    if name not in defaults:
-        return None
-    given = graph.node_parameters(node, args, scenario)
-    if name in given:
-        return given[name]
-    return file_parameters(node).get(name, defaults[name])
+    return None if cls is None else core_params(cls, node, args, scenario)
 
 
 def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> None:
     """ConfigError unless the active nodes of ``scenario`` with ``args`` name the same file for
     each SHARED item (compared as resolved paths: relative to config/ or absolute; '' uses
     none), and that file reads."""
+    if args["engine"] == "true":  # the scenario's cores run in the engine, read as it reads them
+        args = core_args(args)
+    nodes = [(node, node_params(node, args, scenario))
+             for node in graph.active_nodes(scenario, args)]
     for what, (names, read) in SHARED.items():
         first: tuple[str, str, Path] | None = None
-        for node in graph.active_nodes(scenario, args):
+        for node, params in nodes:
             for name in names:
-                value = node_value(node, name, args, scenario)
-                if value is None or value == "":  # no such parameter, or none used ('')
+                value = getattr(params, name, "")
+                if value == "":  # no such parameter (or not a vehicle_sim node), or none used
                     continue
                 path = config_path(str(value)).resolve()
                 if first is None:

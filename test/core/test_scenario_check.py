@@ -8,7 +8,7 @@ import pytest
 from vehicle_sim import graph
 from vehicle_sim.core.config import ConfigError, flat_fields
 from vehicle_sim.paths import config_path
-from vehicle_sim.scenario_check import check_one_world, node_value
+from vehicle_sim.scenario_check import check_one_world, node_params
 
 
 @pytest.mark.parametrize("record", ["false", "true"])
@@ -53,7 +53,7 @@ def test_one_file_named_two_ways_is_one_file(tmp_path):
     """An absolute path to the same file as the others' relative one is accepted."""
     absolute = config_path("vehicles/medium_car.yaml")
     sc, args = scenario(tmp_path, {"bridge": f"vehicle_file: {absolute}"})
-    assert node_value(sc.nodes[4], "vehicle_file", args, sc) == str(absolute)
+    assert node_params(sc.nodes[4], args, sc).vehicle_file == str(absolute)
     check_one_world(sc, args)
 
 
@@ -63,7 +63,7 @@ def test_the_vehicle_file_argument_sets_the_ego_of_every_node_and_of_the_engine(
                                "record": "true"})
     sc = graph.load_scenario("urban")
     check_one_world(sc, args)
-    set_by_it = {n.name: node_value(n, graph.EGO_VEHICLE_PARAMS[n.executable], args, sc)
+    set_by_it = {n.name: getattr(node_params(n, args, sc), graph.EGO_VEHICLE_PARAMS[n.executable])
                  for n in graph.active_nodes(sc, args) if n.executable in graph.EGO_VEHICLE_PARAMS}
     assert set(set_by_it) == {"dynamics", "traffic", "imu", "gps", "bridge", "ego_driver",
                               "accident", "recorder"}
@@ -100,5 +100,23 @@ def test_a_program_that_is_not_a_vehicle_sim_node_is_not_held_to_the_nodes_files
                     f"  - name: mine\n    executable: bridge\n    params_file: {own}\n")
     sc = graph.load_scenario(str(path), foreign_executables=True)
     args = graph.resolve_args({"scenario": str(path)})
-    assert node_value(sc.nodes[-1], "vehicle_file", args, sc) is None
+    assert node_params(sc.nodes[-1], args, sc) is None
     check_one_world(sc, args)
+
+
+def test_a_typo_in_a_nodes_parameter_file_is_refused_before_the_start(tmp_path):
+    """Each node's parameters are read as the node reads them: the node would refuse to start
+    on an unknown name; the check refuses the run first, in one line naming it."""
+    sc, args = scenario(tmp_path, {"gps": "rate_hzz: 5.0"})
+    with pytest.raises(ConfigError, match="unknown parameter") as err:
+        check_one_world(sc, args)
+    assert err.value.key == "rate_hzz" and "gps" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("mode", ["lockstep", "fast"])
+def test_an_engine_run_is_checked_with_its_cores_parameters(mode):
+    """With engine true the scenario's cores run in the engine, read in mode fast
+    (engine_setup.core_args): a lockstep dynamics node would need peers it never has there."""
+    args = graph.resolve_args({"scenario": "urban", "engine": "true", "mode": mode,
+                               "record": "true"})
+    check_one_world(graph.load_scenario("urban"), args)

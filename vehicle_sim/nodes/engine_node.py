@@ -86,7 +86,8 @@ class EngineNode(Node):
         self.set_parameters([Parameter("use_sim_time", value=False)])
         scenario = graph.load_scenario(self.p.scenario)
         args = graph.resolve_args({"scenario": self.p.scenario, "seed": str(self.p.seed),
-                                   "mode": "lockstep", "base_link": self.p.base_link,
+                                   "mode": "lockstep", "engine": "true",
+                                   "base_link": self.p.base_link,
                                    "record": str(self.p.record).lower(),
                                    "record_dir": self.p.record_dir,
                                    "vehicle_file": self.p.vehicle_file})
