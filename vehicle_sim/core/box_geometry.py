@@ -18,9 +18,9 @@ A box is length x width centred on its reference point, its length along its hea
 The kernels are jitted (their callers in the traffic and crash grids are); Python callers call the
 same kernels (math.cos, sin and hypot are libm's there too: the same numbers), except for numpy
 arrays, which take :data:`bounding_radii`, the same source run by numpy (np.hypot is libm's).
-Kernels of ``core.traffic`` compile these into their own disk-cached machine code, which numba
-does not tie to this file: ``numba_cache.SHARED_SOURCES`` must list it so that a change here drops
-that cache.
+Kernels of ``core.traffic`` and ``core.accident`` compile these into their own disk-cached machine
+code, which numba does not tie to this file: those packages name it in their ``NUMBA_SHARED``
+(numba_cache.guard_package), so that a change here drops their caches (test_numba_cache checks).
 """
 from __future__ import annotations
 
