@@ -74,8 +74,10 @@ def file_parameters(node: graph.NodeSpec) -> dict[str, Any]:
 
 
 def core_params(cls: type, node: graph.NodeSpec, args: dict[str, str],
-                scenario: graph.Scenario) -> Any:
-    """``cls`` built from what ``node`` would be given (module docstring)."""
+                scenario: graph.Scenario, graph_wiring: bool = False) -> Any:
+    """``cls`` built from what ``node`` would be given (module docstring); ``graph_wiring``:
+    with the parameters the graph gives a node to find the others (GRAPH_WIRING), as a node of
+    the graph starts, not a core of the engine."""
     known = {name for name, *_ in flat_fields(cls)}
     source = f"scenario node {node.name} ({node.params_file or 'no parameter file'})"
     values = {k: v for k, v in file_parameters(node).items() if not ros_owned(k)}
@@ -84,7 +86,8 @@ def core_params(cls: type, node: graph.NodeSpec, args: dict[str, str],
         raise ConfigError(source, unknown[0], f"unknown parameter (known: "
                           f"{', '.join(sorted(known))})")
     given = graph.node_parameters(node, args, scenario)
-    values.update({k: v for k, v in given.items() if k in known and k not in GRAPH_WIRING})
+    values.update({k: v for k, v in given.items()
+                   if k in known and (graph_wiring or k not in GRAPH_WIRING)})
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
     return build_flat(cls, values, source=source)
 

@@ -31,24 +31,27 @@ SHARED = {"ego vehicle file": (tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values(
           "map": (("map_file",), load_map)}
 
 
-def node_params(node: graph.NodeSpec, args: dict[str, str], scenario: graph.Scenario) -> Any:
+def node_params(node: graph.NodeSpec, args: dict[str, str], scenario: graph.Scenario,
+                graph_wiring: bool = True) -> Any:
     """The parameters ``node`` starts with, read and validated as it reads them (its file's
     ``/**`` then own section, the launch arguments, its dataclass defaults:
     engine_setup.core_params; a typo or a bad value is a ConfigError naming it); None for a
-    program that is not a vehicle_sim node (foreign_executables)."""
+    program that is not a vehicle_sim node (foreign_executables). ``graph_wiring``: as a node
+    of the graph (its peers and the nodes it waits for), False: as a core of the engine."""
     if node.executable not in graph.NODE_EXECUTABLES:
         return None
     cls = NODE_PARAMS.get(node.executable.removesuffix("_node"))
-    return None if cls is None else core_params(cls, node, args, scenario)
+    return None if cls is None else core_params(cls, node, args, scenario, graph_wiring)
 
 
 def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> None:
     """ConfigError unless the active nodes of ``scenario`` with ``args`` name the same file for
     each SHARED item (compared as resolved paths: relative to config/ or absolute; '' uses
     none), and that file reads."""
-    if args["engine"] == "true":  # the scenario's cores run in the engine, read as it reads them
+    engine = args["engine"] == "true"  # the cores run in the engine, read as it reads them
+    if engine:
         args = core_args(args)
-    nodes = [(node, node_params(node, args, scenario))
+    nodes = [(node, node_params(node, args, scenario, graph_wiring=not engine))
              for node in graph.active_nodes(scenario, args)]
     for what, (names, read) in SHARED.items():
         first: tuple[str, str, Path] | None = None

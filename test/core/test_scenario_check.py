@@ -11,12 +11,16 @@ from vehicle_sim.paths import config_path
 from vehicle_sim.scenario_check import check_one_world, node_params
 
 
+@pytest.mark.parametrize("mode, engine", [("realtime", "false"), ("fast", "false"),
+                                          ("lockstep", "false"), ("lockstep", "true")])
 @pytest.mark.parametrize("record", ["false", "true"])
 @pytest.mark.parametrize("name", graph.scenario_names())
-def test_every_shipped_scenario_runs_one_ego_vehicle_and_one_map(name, record):
-    """(The crossroad accident scenarios' recorder wrote urban_grid as the run's map, so their
-    report drew the wrong streets.)"""
-    args = graph.resolve_args({"scenario": name, "record": record})
+def test_every_shipped_scenario_runs_one_ego_vehicle_and_one_map(name, record, mode, engine):
+    """In every mode, as the graph's nodes (a lockstep dynamics node has its peers) or the
+    engine's cores. (The crossroad accident scenarios' recorder wrote urban_grid as the run's
+    map, so their report drew the wrong streets.)"""
+    args = graph.resolve_args({"scenario": name, "record": record, "mode": mode,
+                               "engine": engine})
     check_one_world(graph.load_scenario(name), args)
 
 
