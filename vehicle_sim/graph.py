@@ -10,9 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from vehicle_sim.core.config import ConfigError, build, load_yaml, spec
+from vehicle_sim.core.config import (
+    ConfigError,
+    build,
+    load_yaml,
+    parse_yaml,
+    spec,
+    yaml_text,
+)
 from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.fault_schedule import MAX_ENTRIES, ScheduledFault
 from vehicle_sim.core.frames import REFERENCE_POINTS
@@ -331,7 +336,8 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
     lockstep peer in mode lockstep gets them as ``lockstep_graph`` (nodes.lockstep_peer: whose
     readers it reaches before its first frame)."""
     names = ("use_sim_time", *node.args)
-    values = {name: yaml.safe_load(args[name]) if args[name] else "" for name in names}
+    values = {name: parse_yaml(args[name], "launch arguments", name) if args[name] else ""
+              for name in names}
     if args["vehicle_file"] and node.executable in EGO_VEHICLE_PARAMS:
         values[EGO_VEHICLE_PARAMS[node.executable]] = args["vehicle_file"]
     if node == ENGINE_NODE:  # it starts stepping once its readers are up (engine_readers)
@@ -364,8 +370,3 @@ def _waits(nodes: list[NodeSpec], args: dict[str, str]) -> dict[str, list[str]]:
     if clockless:
         out["clockless_nodes"] = clockless
     return out
-
-
-def yaml_text(value: object) -> str:
-    """A parameter value as `-p name:=<text>` expects it (YAML)."""
-    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("\n...").strip()

@@ -3,7 +3,17 @@ from dataclasses import dataclass
 
 import pytest
 
-from vehicle_sim.core.config import ConfigError, build, build_flat, flat_fields, load, spec
+from vehicle_sim.core.config import (
+    SEED_MAX,
+    ConfigError,
+    build,
+    build_flat,
+    flat_fields,
+    load,
+    parse_yaml,
+    spec,
+    yaml_text,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,13 @@ class Car:
     model: str = spec("single_track", choices=("single_track", "kinematic"))
     tyre: Tyre = Tyre()
     rear: Axle = Axle(Tyre(0.8), 1.6)  # a group whose default is not its class's defaults
+
+
+@dataclass(frozen=True)
+class Run:
+    seed: int = spec(0, ge=0, le=SEED_MAX)
+    step_s: float = spec(0.01, unit="s", gt=0.0, le=1.0)
+    label: str = spec("")
 
 
 def test_valid_nested_mapping_builds_frozen_instance():
@@ -124,3 +141,31 @@ def test_dynamics_model_choices_are_the_vehicle_factory_models():
     from vehicle_sim.core.vehicle.factory import MODELS
     field = {f.name: f for f in dataclasses.fields(DynamicsParams)}["model"]
     assert field.metadata["choices"] == MODELS
+
+
+def test_floats_written_as_ros_2_reads_them_are_numbers(tmp_path):
+    """1e-3 and 1.0e3 are numbers to rcl's parameter parser (and YAML 1.2) but strings to
+    PyYAML's YAML 1.1: a noise density written 1e-3 was refused as 'expected a number'."""
+    path = tmp_path / "run.yaml"
+    path.write_text("step_s: 1e-3\nlabel: '1e3'\n")
+    assert load(Run, path) == Run(step_s=0.001, label="1e3")
+    for text, value in (("1.0e-2", 0.01), ("-2E+1", -20.0), (".5e-1", 0.05), ("1_0e-1", 1.0)):
+        assert parse_yaml(text, "t") == value, text
+    for text in ("1e", "e3", "1e3e3", "0x1e3"):
+        assert not isinstance(parse_yaml(text, "t"), float), text
+
+
+@pytest.mark.parametrize("value", [1e-3, 1000.0, "1e3", ".5e1", "text", True, 7, [1.5, "2e0"]])
+def test_a_parameter_written_for_ros_reads_back_as_the_same_value(value):
+    """(-p name:=<text>) a string that looks like a float stays a string."""
+    back = parse_yaml(yaml_text(value), "t")
+    assert back == value and type(back) is type(value)
+
+
+def test_integer_bounds_are_exact_and_a_huge_integer_is_one_short_line():
+    assert build(Run, {"seed": SEED_MAX}, source="t").seed == SEED_MAX
+    with pytest.raises(ConfigError,
+                       match=r"seed: must be <= 9223372036854775807, got 9223372036854775808$"):
+        build(Run, {"seed": 2**63}, source="t")  # as floats the two are equal
+    with pytest.raises(ConfigError, match=r"seed: number too large \(41 digits\)"):
+        build(Run, {"seed": 10**40}, source="t")

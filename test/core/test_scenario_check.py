@@ -124,3 +124,21 @@ def test_an_engine_run_is_checked_with_its_cores_parameters(mode):
     args = graph.resolve_args({"scenario": "urban", "engine": "true", "mode": mode,
                                "record": "true"})
     check_one_world(graph.load_scenario("urban"), args)
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("duration", "[", "malformed YAML"),  # was a traceback from the runner
+    ("seed", str(2**63), "must be <= 9223372036854775807"),  # nodes refused it one by one
+])
+def test_a_bad_launch_argument_is_refused_in_one_line_before_the_start(name, value, words):
+    args = graph.resolve_args({"scenario": "urban", name: value})
+    with pytest.raises(ConfigError, match=words) as err:
+        check_one_world(graph.load_scenario("urban"), args)
+    assert err.value.key == name and "\n" not in str(err.value), str(err.value)
+
+
+def test_a_launch_argument_written_1e2_is_a_number():
+    args = graph.resolve_args({"scenario": "urban", "duration": "1e2"})
+    monitor = next(n for n in graph.load_scenario("urban").nodes if "duration" in n.args)
+    assert graph.node_parameters(monitor, args)["duration"] == 100.0
+    check_one_world(graph.load_scenario("urban"), args)

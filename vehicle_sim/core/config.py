@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,8 @@ T = TypeVar("T")
 # a parameter, map or scenario file larger than this is refused before parsing (the largest
 # shipped file is ~40 kB; a map of a few hundred streets stays well below)
 MAX_FILE_CHARS = 10_000_000
+# the largest seed: a ROS 2 integer parameter is an int64 (rcl_interfaces/ParameterValue)
+SEED_MAX = 2**63 - 1
 
 
 class ConfigError(ValueError):
@@ -46,6 +49,48 @@ def spec(default: Any = dataclasses.MISSING, *, unit: str = "", doc: str = "",
     return dataclasses.field(default=default, metadata=meta)
 
 
+# The float forms of YAML 1.2 (1e-3, 1.0e3) that ROS 2 reads as numbers (rcl's parameter parser:
+# strtod) and PyYAML's YAML 1.1 resolver leaves as strings.
+_ROS_FLOAT = re.compile(r"""^(?:[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+
+                             |[-+]?\.[0-9][0-9_]*[eE][-+]?[0-9]+)$""", re.X)
+
+
+class _RosYamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader reading ``_ROS_FLOAT`` text as a number."""
+
+
+class _RosYamlDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper quoting a string that ROS 2 would read back as a number."""
+
+
+for _cls in (_RosYamlLoader, _RosYamlDumper):  # each gets its own copy of SafeLoader's resolvers
+    _cls.add_implicit_resolver("tag:yaml.org,2002:float", _ROS_FLOAT, list("-+0123456789."))
+
+
+def yaml_text(value: object) -> str:
+    """A parameter value as one line of YAML that ROS 2 reads back as the same value
+    (``-p name:=<text>``)."""
+    text = yaml.dump(value, Dumper=_RosYamlDumper, default_flow_style=True)
+    return text.strip().removesuffix("\n...").strip()
+
+
+def parse_yaml(text: str, source: str, key: str = "") -> Any:
+    """YAML text (a file's, or one launch argument's) as data; malformed text raises
+    ConfigError naming ``source`` and ``key``."""
+    try:
+        return yaml.load(text, Loader=_RosYamlLoader)  # a SafeLoader: no arbitrary objects
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        # one line: a ReaderError (a control character) has no mark, its text spans two lines
+        problem = " ".join((getattr(exc, "problem", None) or str(exc)).split())
+        raise ConfigError(source, key, f"malformed YAML{line}: {problem}") from None
+    except RecursionError:
+        raise ConfigError(source, key, "nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits (int() refuses it)
+        raise ConfigError(source, key, f"unreadable value: {exc}") from None
+
+
 def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; malformed YAML or a non-mapping top level raises ConfigError."""
     path = Path(path)
@@ -60,18 +105,7 @@ def load_yaml(path: str | Path) -> dict:
     if len(text) > MAX_FILE_CHARS:
         raise ConfigError(str(path), "", f"more than the {MAX_FILE_CHARS} characters a "
                                          f"parameter file may have")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        # one line: a ReaderError (a control character) has no mark, its text spans two lines
-        problem = " ".join((getattr(exc, "problem", None) or str(exc)).split())
-        raise ConfigError(str(path), "", f"malformed YAML{line}: {problem}") from None
-    except RecursionError:
-        raise ConfigError(str(path), "", "nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer of more than 4300 digits (int() refuses it)
-        raise ConfigError(str(path), "", f"unreadable value: {exc}") from None
+    data = parse_yaml(text, str(path))
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -216,7 +250,10 @@ def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str,
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(source, key, f"expected an integer, got {_short(value)}")
-        _check_bounds(_as_float(value, source, key), meta, source, key)
+        digits = len(str(abs(value)))
+        if digits > 30:  # an error line with every digit would not be one readable line
+            raise ConfigError(source, key, f"number too large ({digits} digits)")
+        _check_bounds(value, meta, source, key)  # as an int: float(2**63) == float(SEED_MAX)
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -250,7 +287,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else f"{text[:77]}..."
 
 
-def _check_bounds(value: float, meta: Mapping, source: str, key: str) -> None:
+def _check_bounds(value: float | int, meta: Mapping, source: str, key: str) -> None:
     unit = f" {meta['unit']}" if meta.get("unit") else ""
     checks = (("ge", lambda b: value >= b, ">="), ("le", lambda b: value <= b, "<="),
               ("gt", lambda b: value > b, ">"), ("lt", lambda b: value < b, "<"))
