@@ -94,7 +94,9 @@ class NodeSpec:
     args: tuple[str, ...] = spec((), doc="launch arguments passed as parameters of that name")
     remappings: tuple[str, ...] = spec((), doc="'from:=to' topic remappings")
     respawn: bool = spec(False, doc="restart the node when it exits")
-    respawn_delay_s: float = spec(2.0, unit="s", ge=0.0)
+    respawn_delay_s: float = spec(2.0, unit="s", ge=0.0, le=60.0,
+                                  doc="a choice: a node back only after a minute has missed "
+                                      "the run")
     shutdown_on_exit: bool = spec(True, doc="end the whole run when this node exits "
                                   "(ignored with respawn)")
     condition: str = spec("", doc="launch argument that must be 'true' to start the node")

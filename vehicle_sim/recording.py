@@ -59,7 +59,9 @@ class RecorderParams:
     vehicle_file: str = spec("vehicles/medium_car.yaml",
                              doc="the ego's vehicle file (the dynamics node's), written to the "
                              "MCAP metadata: the report's ego box")
-    discovery_period_s: float = spec(0.2, unit="s", gt=0.0, doc="how often to look for topics")
+    discovery_period_s: float = spec(0.2, unit="s", ge=0.01, le=10.0,
+                                     doc="how often to look for topics (a choice: a topic found "
+                                         "later loses its first messages; faster is busy work)")
     lockstep: bool = spec(False, doc="acknowledge every /clock tick once the vehicle state of "
                           "that time is recorded: the run then never outpaces the recording "
                           "(set by the scenario's lockstep_peer in mode lockstep)")

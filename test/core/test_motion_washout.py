@@ -69,9 +69,15 @@ def test_nonfinite_input_is_ignored_and_reset_returns_to_neutral():
     assert np.abs(wo.step(np.array([0.0, 0.0, G]), np.zeros(3))).max() == 0.0
 
 
-def test_filter_bandwidth_near_nyquist_is_rejected():
-    with pytest.raises(ConfigError, match="Nyquist"):
-        build(WashoutParams, {"rate_hz": 2.0, "tilt_lp_omega_radps": 5.0}, source="t")
+@pytest.mark.parametrize("name", ["trans_hp_omega_radps", "trans_hp_break_radps",
+                                  "tilt_lp_omega_radps", "rot_hp_omega_radps"])
+def test_filter_bandwidth_near_nyquist_is_rejected(name):
+    """Each corner of the discretised filters, the third-order break too."""
+    slow = {"rate_hz": 10.0, "trans_hp_omega_radps": 1.0, "trans_hp_break_radps": 0.5,
+            "tilt_lp_omega_radps": 1.0, "rot_hp_omega_radps": 1.0}
+    build(WashoutParams, slow, source="t")
+    with pytest.raises(ConfigError, match=f"{name} must be below half the Nyquist"):
+        build(WashoutParams, {**slow, name: 20.0}, source="t")
 
 
 def test_head_specific_force_at_rest_and_under_yaw_rate_and_on_a_slope():

@@ -1,19 +1,25 @@
 """Parameters of the dynamics node (one source of truth for names, types, defaults, bounds)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
-from vehicle_sim.core.frames import REFERENCE_POINTS, OdomInMap
+from vehicle_sim.core.frames import ODOM_MAX_M, REFERENCE_POINTS, OdomInMap
 
 MODES = ("realtime", "fast", "lockstep")
+MAX_PHYSICS_RATE_HZ = 20000.0  # [Hz] the fixed step rate's bound, and so the state rate's
+# physics steps between two messages (decimations, a lockstep frame): 0.5 s at the highest
+# physics rate (a choice: /clock, states and frames rarer than that starve the sim-time nodes)
+MAX_STEPS_PER_MESSAGE = 10_000
 
 
 @dataclass(frozen=True)
 class InitialPose:
-    x_m: float = spec(0.0, unit="m", doc="start position in odom")
-    y_m: float = spec(0.0, unit="m", doc="start position in odom")
-    yaw_rad: float = spec(0.0, unit="rad", doc="start heading, 0 = east (ENU)")
+    x_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M, doc="start position in odom")
+    y_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M, doc="start position in odom")
+    yaw_rad: float = spec(0.0, unit="rad", ge=-2 * math.pi, le=2 * math.pi,
+                          doc="start heading, 0 = east (ENU)")
     speed_mps: float = spec(0.0, unit="m/s", ge=-20.0, le=80.0, doc="start forward speed")
 
 
@@ -26,10 +32,14 @@ class DynamicsParams:
     terrain_file: str = spec("", doc="friction zones and heightmap (model full14), relative to "
                              "the config dir; '' = flat dry road")
     integrator: str = spec("rk4", choices=("euler", "midpoint", "rk4"), doc="paper 001")
-    physics_rate_hz: float = spec(1000.0, unit="Hz", ge=50.0, le=20000.0, doc="fixed step rate")
-    state_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, doc="VehicleState and Odometry rate")
-    raw_state_decimation: int = spec(1, ge=0, doc="raw state every N physics steps, 0 = off")
-    clock_decimation: int = spec(1, ge=1, doc="/clock every N physics steps")
+    physics_rate_hz: float = spec(1000.0, unit="Hz", ge=50.0, le=MAX_PHYSICS_RATE_HZ,
+                                  doc="fixed step rate")
+    state_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=MAX_PHYSICS_RATE_HZ,
+                                doc="VehicleState and Odometry rate")
+    raw_state_decimation: int = spec(1, ge=0, le=MAX_STEPS_PER_MESSAGE,
+                                     doc="raw state every N physics steps, 0 = off")
+    clock_decimation: int = spec(1, ge=1, le=MAX_STEPS_PER_MESSAGE,
+                                 doc="/clock every N physics steps")
     status_rate_hz: float = spec(1.0, unit="Hz", gt=0.0, le=50.0, doc="SimStatus rate (wall)")
     mode: str = spec("realtime", choices=MODES, doc="realtime pacing, fast, or lockstep")
     real_time_factor: float = spec(1.0, gt=0.0, le=1000.0, doc="sim seconds per wall second")
@@ -40,9 +50,12 @@ class DynamicsParams:
                                  "of its own, where no ROS callback can hold it up (issue 14; "
                                  "core.loop_process); fast and lockstep runs keep it in a thread")
     lockstep_peers: tuple[str, ...] = spec((), doc="node names that ack each lockstep frame")
-    lockstep_frame_steps: int = spec(10, ge=1, doc="physics steps per lockstep frame (003's N)")
-    command_timeout_s: float = spec(0.5, unit="s", gt=0.0, doc="sim time without a command "
-                                    "before the watchdog brakes")
+    lockstep_frame_steps: int = spec(10, ge=1, le=MAX_STEPS_PER_MESSAGE,
+                                     doc="physics steps per lockstep frame (003's N)")
+    command_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=10.0,
+                                    doc="sim time without a command before the watchdog brakes "
+                                        "(a choice: stacks command at >= 1 Hz; a longer wait "
+                                        "is no watchdog)")
     watchdog_brake: float = spec(1.0, ge=0.0, le=1.0, doc="brake pedal applied by the watchdog")
     wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes are up, "
                                            "read /clock and are matched as readers of this "
@@ -55,8 +68,9 @@ class DynamicsParams:
                                       "warning (a cold numba cache, e.g. a workspace build "
                                       "without the set-up's warm-up, took ~45-60 s to compile "
                                       "on a loaded 2-core machine)")
-    start_settle_s: float = spec(1.0, unit="s", ge=0.0, doc="wall time after they are up, for "
-                                 "DDS discovery to match their subscriptions")
+    start_settle_s: float = spec(1.0, unit="s", ge=0.0, le=60.0,
+                                 doc="wall time after they are up, for DDS discovery to match "
+                                     "their subscriptions (a choice: discovery takes ~1 s)")
     map_file: str = spec("maps/urban_grid.yaml",
                          doc="map whose static objects the ego can crash into (issue 11; trees, "
                              "poles, barriers, buildings), relative to the config dir; '' = no "

@@ -16,25 +16,38 @@ from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.faults import MAX_DURATION_S, FaultRequest
+from vehicle_sim.core.run_summary import MAX_RUN_DURATION_S
+from vehicle_sim.core.sensors.faults import (
+    MAX_ACCEL_BIAS_STEP_MPS2,
+    MAX_GYRO_BIAS_STEP_RADPS,
+    MAX_NOISE_SCALE,
+    MAX_POSITION_JUMP_M,
+)
 
 PUBLISH_LEAD_S = 2.0  # sim time between publishing an entry and its ``at`` (a choice: >> DDS
 # delivery on loopback, ~1 ms, and >= 100 lockstep frames of 20 ms)
 MAX_PENDING = 1000  # commands a target holds for later; more are refused (bounded memory)
 MAX_ENTRIES = 10_000  # schedule entries a scenario may list
 FAULT_ID_MAX = 2**32 - 1  # FaultCommand.id is uint32
+# |value| of any kind: the widest bound a target checks (the rest: brake_failure 1, link_delay
+# 10 s); the target still checks its own
+MAX_VALUE = max(MAX_ACCEL_BIAS_STEP_MPS2, MAX_GYRO_BIAS_STEP_RADPS, MAX_NOISE_SCALE)
 
 
 @dataclass(frozen=True)
 class ScheduledFault:
     """One entry of a scenario's ``schedule``: the FaultCommand fields, and when."""
 
-    at_s: float = spec(unit="s", ge=0.0, le=MAX_DURATION_S, doc="simulation time to apply it")
+    at_s: float = spec(unit="s", ge=0.0, le=MAX_RUN_DURATION_S,
+                       doc="simulation time to apply it")
     target: str = spec(doc="gps, imu, vehicle, platform, wheel, traffic, or a node name (links)")
     fault: str = spec(doc="the FaultCommand constant's name, e.g. PROVOKE_ACCIDENT or CLEAR")
     id: int = spec(ge=0, le=FAULT_ID_MAX, doc="fault id (CLEAR with id 0 clears the target)")
     channel: str = spec("", doc="channel, tyre or agent selector, as in FaultCommand")
-    value: float = spec(0.0, doc="magnitude in the unit of the channel")
+    value: float = spec(0.0, ge=-MAX_VALUE, le=MAX_VALUE,
+                        doc="magnitude in the unit of the channel")
     vector: tuple[float, float, float] = spec((0.0, 0.0, 0.0), unit="m",
+                                              ge=-MAX_POSITION_JUMP_M, le=MAX_POSITION_JUMP_M,
                                               doc="POSITION_JUMP offset, ENU")
     duration_s: float = spec(0.0, unit="s", ge=0.0, le=MAX_DURATION_S,
                              doc="of simulation time, 0 = until cleared")

@@ -28,6 +28,7 @@ from vehicle_sim.core.config import spec
 from vehicle_sim.core.rotations import rpy_to_matrix
 
 REFERENCE_POINTS = ("cg", "rear_axle")
+ODOM_MAX_M = 1.0e6  # [m] |x|, |y| of a position in odom or map, and of odom's origin in map
 _FLOAT64 = np.dtype(np.float64)
 
 
@@ -76,8 +77,9 @@ def specific_force(a_mps2: list[float], alpha_radps2: list[float], w_radps: list
 class OdomInMap:
     """The static map -> odom transform: where odom's origin and x axis lie in map."""
 
-    x_m: float = spec(0.0, unit="m", ge=-1e6, le=1e6, doc="odom origin in map, east")
-    y_m: float = spec(0.0, unit="m", ge=-1e6, le=1e6, doc="odom origin in map, north")
+    x_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M, doc="odom origin in map, east")
+    y_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M,
+                      doc="odom origin in map, north")
     yaw_rad: float = spec(0.0, unit="rad", ge=-math.pi, le=math.pi,
                           doc="odom x axis from map x, counter-clockwise")
 

@@ -11,10 +11,13 @@ from vehicle_sim.core.accident.damage import LEVEL_NAMES
 from vehicle_sim.core.accident.damage import PART_NAMES as DAMAGE_PARTS
 from vehicle_sim.core.config import spec
 
+MAX_RUN_DURATION_S = 1e7  # [s] ~116 days of simulated time: a bound, not a use
+
 
 @dataclass(frozen=True)
 class MonitorParams:
-    duration: float = spec(0.0, unit="s", ge=0.0, doc="end the run at this sim time, 0 = never")
+    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S,
+                           doc="end the run at this sim time, 0 = never")
     record_dir: str = spec("runs", doc="folder for the JSON run summary ('' = none)")
 
 

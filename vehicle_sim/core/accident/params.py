@@ -34,12 +34,14 @@ class AccidentParams:
     frame_id: str = spec("map", doc="frame of the event position (odom = map, REP-105 identity)")
     release_s: float = release_s_spec()
     part_margin_m: float = part_margin_m_spec()
-    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0,
+    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=5.0,
                                   doc="a traffic shard silent this long (sim time): its "
-                                      "agents are dropped")
-    max_extrapolation_s: float = spec(0.2, unit="s", ge=0.0,
+                                      "agents are dropped (at most 5 s: agents that old are "
+                                      "tens of metres off)")
+    max_extrapolation_s: float = spec(0.2, unit="s", ge=0.0, le=2.0,
                                       doc="agents are moved at constant speed to the ego stamp, "
-                                          "at most this far")
+                                          "at most this far (a choice: at most 2 s, 28 m at "
+                                          "14 m/s)")
     agents_vs_agents: bool = spec(True, doc="also report contacts between two traffic agents")
     map_file: str = spec("", doc="map whose static objects (trees, poles, barriers, buildings) "
                          "are bodies of the detection, relative to config/; '' = none")

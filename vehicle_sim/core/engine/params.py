@@ -6,22 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vehicle_sim.core.accident.params import AccidentParams
-from vehicle_sim.core.config import spec
+from vehicle_sim.core.config import SEED_MAX, spec
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.frames import REFERENCE_POINTS
+from vehicle_sim.core.run_summary import MAX_RUN_DURATION_S
 from vehicle_sim.core.sensors.node_params import GpsNodeParams, ImuNodeParams
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
-
-MAX_DURATION_S = 1e7  # [s] ~116 days of simulated time: a bound, not a use
 
 
 @dataclass(frozen=True)
 class EngineNodeParams:
     scenario: str = spec("urban", doc="scenario whose cores the engine runs (config/scenarios/"
                          "<name>.yaml, or a path)")
-    seed: int = spec(0, ge=0, doc="seed of every random process (traffic, sensor noise)")
-    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_DURATION_S,
+    seed: int = spec(0, ge=0, le=SEED_MAX,
+                     doc="seed of every random process (traffic, sensor noise)")
+    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S,
                            doc="end the run at this simulated time, 0 = never")
     record_dir: str = spec("runs", doc="folder for the JSON run summary ('' = none) and the "
                            "recording")

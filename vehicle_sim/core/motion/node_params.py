@@ -29,6 +29,9 @@ SERIAL_BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 500000, 
                      1000000, 1500000, 2000000)
 SERIAL_BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 SERIAL_MAX_LOAD = 0.9  # design choice: frames may fill at most 90 % of the line's capacity
+# the platform loop (a Python thread sleeping to absolute deadlines) runs at most this fast; the
+# publication rates are divisions of it
+PLATFORM_RATE_MAX_HZ = 2000.0
 
 
 def _ipv4(name: str, value: str) -> ipaddress.IPv4Address:
@@ -47,14 +50,15 @@ class BridgeNodeParams:
     vehicle_file: str = spec("vehicles/medium_car.yaml",
                              doc="the ego's vehicle file (the dynamics node's): the stack "
                                  "controller's model and steering limit")
-    platform_rate_hz: float = spec(500.0, unit="Hz", ge=50.0, le=2000.0,
+    platform_rate_hz: float = spec(500.0, unit="Hz", ge=50.0, le=PLATFORM_RATE_MAX_HZ,
                                    doc="platform loop on absolute deadlines (issue 6: 500 Hz); "
                                        "replaces the preset's washout.rate_hz")
     ffb_rate_hz: float = ffb_rate_spec("highest FF_CONSTANT update rate, ~200-500 Hz "
                                        "(conventions.md); replaces the preset's ffb.max_update_hz")
-    control_rate_hz: float = spec(100.0, unit="Hz", gt=0.0,
+    control_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ,
                                   doc="vehicle/control publication rate (mux result)")
-    cue_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, doc="motion/cue publication rate")
+    cue_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ,
+                              doc="motion/cue publication rate")
     wire_format: str = spec("", choices=("", "simtools_text", "binary"),
                             doc="platform frame format, '' = the preset's wire.format")
     output_host: str = spec("127.0.0.1", doc="IPv4 address of the rig controller")
@@ -64,7 +68,7 @@ class BridgeNodeParams:
                                       "platform frames raw 8N1, '' = no serial output")
     serial_baud: int = spec(115200, unit="bit/s", choices=SERIAL_BAUD_RATES,
                             doc="serial line speed; must carry serial_rate_hz frames")
-    serial_rate_hz: float = spec(100.0, unit="Hz", gt=0.0,
+    serial_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ,
                                  doc="platform frames per second on the serial port")
     input_host: str = spec("127.0.0.1", doc="IPv4 address the rig input socket binds to")
     input_port: int = spec(0, ge=0, le=65535, doc="UDP port for rig input packets, 0 = off")
@@ -80,13 +84,13 @@ class BridgeNodeParams:
     evdev_axes: tuple[str, ...] = spec(("ABS_X", "ABS_Z", "ABS_RZ", "ABS_Y"),
                                        doc="evdev axis codes of steering, throttle, brake, clutch "
                                            "(check yours with evtest)")
-    autonomy_timeout_s: float = spec(0.5, unit="s", gt=0.0,
+    autonomy_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=10.0,
                                      doc="autonomy/control older than this is not fresh "
                                          "(as the dynamics node's command_timeout_s default)")
     driver_fallback: bool = spec(True, doc="drive from the rig while no fresh autonomy command "
                                            "arrives, even before a takeover")
-    max_gear: int = spec(1, ge=1, doc="highest forward gear the driver's paddles select "
-                                      "(the dynamics node's automatic box has 1)")
+    max_gear: int = spec(1, ge=1, le=30, doc="highest forward gear the driver's paddles select "
+                                             "(the dynamics node's automatic box has 1)")
     base_link: str = spec("cg", choices=REFERENCE_POINTS,
                           doc="reference point of base_link, as the dynamics node's base_link: "
                               "the velocity report is that point's (core.frames)")
@@ -94,7 +98,7 @@ class BridgeNodeParams:
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "autonomy commands are forwarded as they arrive, not by the "
                          "wall-clock loop, so the dynamics node gets each one in its frame")
-    stats_period_s: float = spec(10.0, unit="s", ge=0.0,
+    stats_period_s: float = spec(10.0, unit="s", ge=0.0, le=3600.0,
                                  doc="log loop lateness and packet counts this often, 0 = at exit")
 
     def __post_init__(self) -> None:

@@ -14,7 +14,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from vehicle_sim.core.config import spec
-from vehicle_sim.core.units import GRAVITY_MPS2
+from vehicle_sim.core.units import GRAVITY_MAX_MPS2, GRAVITY_MIN_MPS2, GRAVITY_MPS2
+
+# Plausibility limits (a choice each: far beyond any real rig, yet every derived value stays sane)
+LENGTH_MAX_M = 10.0  # rig geometry and head offset; real hexapods are < 5 m
+ACCEL_MAX_MPS2 = 100.0  # ~10 g, beyond any rig or road manoeuvre
+RATE_MAX_RADPS = 10.0  # platform rotation rates are < 1 rad/s
+OMEGA_MAX_RADPS = 100.0  # washout breaks are ~0.1-10 rad/s (Reid & Nahon 1985)
+ZETA_MAX = 10.0  # usual damping ratios are 0.5-1
+TORQUE_MAX_NM = 50.0  # 2x the strongest direct-drive sim wheels (~25-32 N m peak)
+# a longer silence of a link (vehicle state, rig input) keeps the rig moving or the wheel
+# pushing: that would be no watchdog
+WATCHDOG_MAX_S = 2.0
+RAW_MAX_COUNT = 2.0**31  # evdev axis values are int32 (struct input_absinfo)
+BUTTON_MAX = 0x2FF  # evdev KEY_MAX (linux/input-event-codes.h); rig packet bits are 0..31
 
 
 # the force-feedback update rate: the bridge node's ffb_rate_hz replaces the preset's
@@ -59,9 +72,10 @@ _PLAT = symmetric_joints(0.35, math.radians(10.0), math.radians(60.0))
 class CueingParams:
     """Where the driver's head is and the gravity used for specific force."""
 
-    head_position_m: Vec3 = spec((0.0, 0.0, 0.0), unit="m",
+    head_position_m: Vec3 = spec((0.0, 0.0, 0.0), unit="m", ge=-LENGTH_MAX_M, le=LENGTH_MAX_M,
                                  doc="driver's head (vestibular organ) in base_link, from the CG")
-    gravity_mps2: float = spec(GRAVITY_MPS2, unit="m/s^2", gt=0.0)
+    gravity_mps2: float = spec(GRAVITY_MPS2, unit="m/s^2", ge=GRAVITY_MIN_MPS2,
+                               le=GRAVITY_MAX_MPS2)
 
 
 @dataclass(frozen=True)
@@ -76,27 +90,31 @@ class WashoutParams:
     rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=5000.0, doc="platform update rate")
     trans_scale: Vec3 = spec((0.5, 0.5, 0.5), unit="-", ge=0.0, le=1.0,
                              doc="specific-force scale per axis (design choice)")
-    trans_limit_mps2: Vec3 = spec((5.0, 5.0, 5.0), unit="m/s^2", gt=0.0,
+    trans_limit_mps2: Vec3 = spec((5.0, 5.0, 5.0), unit="m/s^2", gt=0.0, le=ACCEL_MAX_MPS2,
                                   doc="clip of the scaled specific force (design choice)")
     trans_hp_order: int = spec(3, choices=(2, 3),
                                doc="2: residual displacement a/omega^2 for a step; 3: returns to 0")
-    trans_hp_omega_radps: float = spec(2.5, unit="rad/s", gt=0.0)
-    trans_hp_zeta: float = spec(1.0, unit="-", gt=0.0)
-    trans_hp_break_radps: float = spec(0.5, unit="rad/s", gt=0.0,
+    trans_hp_omega_radps: float = spec(2.5, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS)
+    trans_hp_zeta: float = spec(1.0, unit="-", gt=0.0, le=ZETA_MAX)
+    trans_hp_break_radps: float = spec(0.5, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS,
                                        doc="first-order break, 3rd order (design choice)")
-    tilt_lp_omega_radps: float = spec(5.0, unit="rad/s", gt=0.0)
-    tilt_lp_zeta: float = spec(1.0, unit="-", gt=0.0)
-    tilt_rate_limit_radps: float = spec(math.radians(3.0), unit="rad/s", gt=0.0)
+    tilt_lp_omega_radps: float = spec(5.0, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS)
+    tilt_lp_zeta: float = spec(1.0, unit="-", gt=0.0, le=ZETA_MAX)
+    tilt_rate_limit_radps: float = spec(math.radians(3.0), unit="rad/s", gt=0.0,
+                                        le=RATE_MAX_RADPS)
     tilt_max_rad: float = spec(math.radians(20.0), unit="rad", gt=0.0, lt=math.pi / 2,
                                doc="tilt-coordination angle limit (design choice)")
     rot_scale: Vec3 = spec((0.5, 0.5, 0.5), unit="-", ge=0.0, le=1.0, doc="design choice")
-    rot_limit_radps: Vec3 = spec((1.0, 1.0, 1.0), unit="rad/s", gt=0.0, doc="design choice")
-    rot_hp_omega_radps: float = spec(1.0, unit="rad/s", gt=0.0, doc="design choice")
-    rot_hp_zeta: float = spec(1.0, unit="-", gt=0.0)
+    rot_limit_radps: Vec3 = spec((1.0, 1.0, 1.0), unit="rad/s", gt=0.0, le=RATE_MAX_RADPS,
+                                 doc="design choice")
+    rot_hp_omega_radps: float = spec(1.0, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS,
+                                     doc="design choice")
+    rot_hp_zeta: float = spec(1.0, unit="-", gt=0.0, le=ZETA_MAX)
 
     def __post_init__(self) -> None:
         nyquist = math.pi * self.rate_hz
-        for name in ("trans_hp_omega_radps", "tilt_lp_omega_radps", "rot_hp_omega_radps"):
+        for name in ("trans_hp_omega_radps", "trans_hp_break_radps", "tilt_lp_omega_radps",
+                     "rot_hp_omega_radps"):
             if getattr(self, name) >= 0.5 * nyquist:
                 raise ValueError(f"{name} must be below half the Nyquist rate "
                                  f"{0.5 * nyquist:.1f} rad/s")
@@ -110,11 +128,13 @@ class StewartParams:
     sits ``neutral_height_m`` above the base origin in the neutral pose.
     """
 
-    base_joints_m: tuple[Vec3, ...] = spec(_BASE, unit="m")
-    platform_joints_m: tuple[Vec3, ...] = spec(_PLAT, unit="m")
-    neutral_height_m: float = spec(0.55, unit="m", gt=0.0)
-    leg_min_m: float = spec(0.54, unit="m", gt=0.0, doc="shortest leg (joint centre to centre)")
-    leg_max_m: float = spec(0.74, unit="m", gt=0.0)
+    base_joints_m: tuple[Vec3, ...] = spec(_BASE, unit="m", ge=-LENGTH_MAX_M, le=LENGTH_MAX_M)
+    platform_joints_m: tuple[Vec3, ...] = spec(_PLAT, unit="m", ge=-LENGTH_MAX_M,
+                                               le=LENGTH_MAX_M)
+    neutral_height_m: float = spec(0.55, unit="m", gt=0.0, le=LENGTH_MAX_M)
+    leg_min_m: float = spec(0.54, unit="m", gt=0.0, le=LENGTH_MAX_M,
+                            doc="shortest leg (joint centre to centre)")
+    leg_max_m: float = spec(0.74, unit="m", gt=0.0, le=LENGTH_MAX_M)
     max_joint_angle_rad: float = spec(math.radians(30.0), unit="rad", gt=0.0, le=math.pi / 2,
                                       doc="joint deflection from its neutral direction; rod-end "
                                           "spherical bearings allow ~15-30 deg (check yours)")
@@ -141,8 +161,9 @@ class VerticalRigParams:
     """
 
     dof: str = spec("pitch_roll", choices=("pitch_roll", "pitch_roll_heave"))
-    attach_xy_m: tuple[tuple[float, float], ...] = spec(((-0.4, 0.25), (-0.4, -0.25)), unit="m")
-    stroke_m: float = spec(0.1, unit="m", gt=0.0)
+    attach_xy_m: tuple[tuple[float, float], ...] = spec(((-0.4, 0.25), (-0.4, -0.25)), unit="m",
+                                                        ge=-LENGTH_MAX_M, le=LENGTH_MAX_M)
+    stroke_m: float = spec(0.1, unit="m", gt=0.0, le=LENGTH_MAX_M)
 
     def __post_init__(self) -> None:
         if len(self.attach_xy_m) < 2:
@@ -154,12 +175,16 @@ class SafetyParams:
     """Per-axis limits of the platform pose (x, y, z [m], roll, pitch, yaw [rad])."""
 
     pose_limit: Vec6 = spec((0.08, 0.08, 0.06, 0.26, 0.26, 0.26), unit="m|rad", gt=0.0,
-                            doc="symmetric pose limit about neutral (design choice)")
-    velocity_limit: Vec6 = spec((0.3, 0.3, 0.2, 0.6, 0.6, 0.6), unit="m/s|rad/s", gt=0.0)
-    accel_limit: Vec6 = spec((3.0, 3.0, 3.0, 6.0, 6.0, 6.0), unit="m/s^2|rad/s^2", gt=0.0)
-    watchdog_timeout_s: float = spec(0.1, unit="s", gt=0.0,
+                            le=math.pi, doc="symmetric pose limit about neutral (design choice); "
+                                            "<= pi for the angles (rig travel is < 1 m)")
+    velocity_limit: Vec6 = spec((0.3, 0.3, 0.2, 0.6, 0.6, 0.6), unit="m/s|rad/s", gt=0.0,
+                                le=RATE_MAX_RADPS)
+    accel_limit: Vec6 = spec((3.0, 3.0, 3.0, 6.0, 6.0, 6.0), unit="m/s^2|rad/s^2", gt=0.0,
+                             le=ACCEL_MAX_MPS2)
+    watchdog_timeout_s: float = spec(0.1, unit="s", gt=0.0, le=WATCHDOG_MAX_S,
                                      doc="vehicle state older than this ramps the rig to neutral")
-    soft_start_s: float = spec(3.0, unit="s", ge=0.0, doc="blend from neutral to the command")
+    soft_start_s: float = spec(3.0, unit="s", ge=0.0, le=60.0,
+                               doc="blend from neutral to the command")
 
 
 @dataclass(frozen=True)
@@ -189,19 +214,25 @@ class FfbParams:
     drivers: ``level_sign`` flips it (verify on the bench with a small gain first).
     """
 
-    steering_ratio: float = spec(15.0, unit="-", gt=0.0,
+    steering_ratio: float = spec(15.0, unit="-", gt=0.0, le=60.0,
                                  doc="handwheel / road-wheel angle; passenger cars ~12-20 "
-                                     "(Gillespie, Fundamentals of Vehicle Dynamics, 1992, ch. 8)")
-    aligning_gain: float = spec(1.0, unit="-", ge=0.0, doc="scale of the tyre aligning moment")
-    damping_nm_s_per_rad: float = spec(0.05, unit="N m s/rad", ge=0.0, doc="design choice")
-    centring_nm_per_rad: float = spec(0.3, unit="N m/rad", ge=0.0, doc="design choice")
-    friction_nm: float = spec(0.1, unit="N m", ge=0.0, doc="Coulomb friction (design choice)")
-    friction_smoothing_radps: float = spec(0.5, unit="rad/s", gt=0.0,
+                                     "(Gillespie, Fundamentals of Vehicle Dynamics, 1992, ch. 8); "
+                                     "<= 60 as the full14 vehicle's steering_ratio")
+    aligning_gain: float = spec(1.0, unit="-", ge=0.0, le=10.0,
+                                doc="scale of the tyre aligning moment")
+    damping_nm_s_per_rad: float = spec(0.05, unit="N m s/rad", ge=0.0, le=5.0,
+                                       doc="design choice")
+    centring_nm_per_rad: float = spec(0.3, unit="N m/rad", ge=0.0, le=TORQUE_MAX_NM,
+                                      doc="design choice")
+    friction_nm: float = spec(0.1, unit="N m", ge=0.0, le=TORQUE_MAX_NM,
+                              doc="Coulomb friction (design choice)")
+    friction_smoothing_radps: float = spec(0.5, unit="rad/s", gt=0.0, le=10.0,
                                            doc="tanh width of the friction sign")
-    device_max_nm: float = spec(2.5, unit="N m", gt=0.0,
+    device_max_nm: float = spec(2.5, unit="N m", gt=0.0, le=TORQUE_MAX_NM,
                                 doc="torque at level 32767; gear/belt consumer wheels ~2-4 N m, "
                                     "set from your wheel's data sheet")
-    safe_max_nm: float = spec(2.0, unit="N m", gt=0.0, doc="never command more than this")
+    safe_max_nm: float = spec(2.0, unit="N m", gt=0.0, le=TORQUE_MAX_NM,
+                              doc="never command more than this")
     level_sign: int = spec(1, choices=(-1, 1))
     max_update_hz: float = ffb_rate_spec("FF_CONSTANT update rate; ~200-500 Hz (conventions.md)")
 
@@ -214,8 +245,8 @@ class FfbParams:
 class AxisParams:
     """Raw device counts -> normalised axis (bipolar -1..1 or unipolar 0..1)."""
 
-    raw_min: float = spec(-32767.0, unit="count")
-    raw_max: float = spec(32767.0, unit="count")
+    raw_min: float = spec(-32767.0, unit="count", ge=-RAW_MAX_COUNT, le=RAW_MAX_COUNT)
+    raw_max: float = spec(32767.0, unit="count", ge=-RAW_MAX_COUNT, le=RAW_MAX_COUNT)
     bipolar: bool = spec(True, doc="True: -1..1 about the mid count; False: 0..1 (pedals)")
     invert: bool = spec(False)
     dead_zone: float = spec(0.0, unit="-", ge=0.0, lt=1.0,
@@ -238,13 +269,15 @@ class InputParams:
     brake: AxisParams = _PEDAL
     clutch: AxisParams = _PEDAL
     handwheel_range_rad: float = spec(math.radians(900.0), unit="rad", gt=0.0,
-                                      doc="lock-to-lock handwheel angle (900 deg, G29/T300 class)")
-    gear_up: int = spec(0, ge=-1)
-    gear_down: int = spec(1, ge=-1)
-    handbrake: int = spec(2, ge=-1)
-    takeover: int = spec(3, ge=-1)
-    handback: int = spec(4, ge=-1)
-    input_timeout_s: float = spec(0.1, unit="s", gt=0.0,
+                                      le=math.radians(3600.0),
+                                      doc="lock-to-lock handwheel angle (900 deg, G29/T300 class); "
+                                          "at most 10 turns (trucks ~4-6)")
+    gear_up: int = spec(0, ge=-1, le=BUTTON_MAX)
+    gear_down: int = spec(1, ge=-1, le=BUTTON_MAX)
+    handbrake: int = spec(2, ge=-1, le=BUTTON_MAX)
+    takeover: int = spec(3, ge=-1, le=BUTTON_MAX)
+    handback: int = spec(4, ge=-1, le=BUTTON_MAX)
+    input_timeout_s: float = spec(0.1, unit="s", gt=0.0, le=WATCHDOG_MAX_S,
                                   doc="no input for this long: throttle 0, force feedback off")
 
 
@@ -252,10 +285,12 @@ class InputParams:
 class MuxParams:
     """Autonomy / driver command arbitration."""
 
-    takeover_torque_nm: float = spec(2.5, unit="N m", gt=0.0,
+    takeover_torque_nm: float = spec(2.5, unit="N m", gt=0.0, le=TORQUE_MAX_NM,
                                      doc="UN R79 caps ACSF override effort at 50 N at the rim "
                                          "(~9 N m on a 0.185 m radius); 2.5 N m is a design choice")
-    takeover_hold_s: float = spec(0.2, unit="s", ge=0.0, doc="torque must stay above this long")
+    takeover_hold_s: float = spec(0.2, unit="s", ge=0.0, le=2.0,
+                                  doc="torque must stay above this long; a choice: a longer "
+                                      "hold delays the driver's takeover")
 
 
 @dataclass(frozen=True)

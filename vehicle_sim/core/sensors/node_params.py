@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vehicle_sim.core.config import build, load_yaml, spec
+from vehicle_sim.core.config import SEED_MAX, build, load_yaml, spec
 from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.frames import REFERENCE_POINTS
-from vehicle_sim.core.sensors.params import GeoOrigin
+from vehicle_sim.core.sensors.params import MAX_GNSS_RATE_HZ, MAX_IMU_RATE_HZ, GeoOrigin
 
 T = TypeVar("T")
 
@@ -26,9 +26,10 @@ class SensorNodeParams:
 
     preset_file: str = spec("", doc="preset of the error model, absolute or relative to the "
                             "config dir")
-    seed: int = spec(0, ge=0, doc="seed of the sensor's random errors (noise, drawn-at-start "
-                     "errors)")
-    rate_hz: float = spec(0.0, unit="Hz", ge=0.0, doc="output rate in sim time; 0 = the preset's")
+    seed: int = spec(0, ge=0, le=SEED_MAX, doc="seed of the sensor's random errors (noise, "
+                     "drawn-at-start errors)")
+    rate_hz: float = spec(0.0, unit="Hz", ge=0.0, le=max(MAX_IMU_RATE_HZ, MAX_GNSS_RATE_HZ),
+                          doc="output rate in sim time; 0 = the preset's (whose bound applies)")
     base_link: str = spec("cg", choices=REFERENCE_POINTS,
                           doc="reference point of base_link, as the dynamics node's base_link: "
                               "the static TF gives the mount from it (core.frames)")

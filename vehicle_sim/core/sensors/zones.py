@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.frames import ODOM_MAX_M
 
 
 @dataclass(frozen=True)
 class Polygon:
     """A simple polygon, vertices (x, y) [m] in the local frame, open (last != first needed)."""
 
-    vertices_m: tuple[tuple[float, float], ...] = spec(unit="m")
+    vertices_m: tuple[tuple[float, float], ...] = spec(unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M)
     _xy: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

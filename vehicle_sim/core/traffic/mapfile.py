@@ -46,6 +46,7 @@ from vehicle_sim.core.config import build, load_yaml, spec
 MAX_COORD_M = 10_000.0
 MAX_PIECE_M = 10_000.0
 MAX_TOTAL_LANE_M = 2_000_000.0
+MAX_SPEED_LIMIT_MPS = 40.0  # 144 km/h: above any urban speed limit (a choice)
 SIGNAL_KINDS = ("traffic_light", "stop", "give_way", "crossing")
 OBJECT_KINDS = ("tree", "pole", "barrier", "building")
 
@@ -98,7 +99,8 @@ class Lane:
     offset_m: float = spec(unit="m", doc="lateral offset from the reference, + left", ge=-30, le=30)
     width_m: float = spec(3.5, unit="m", gt=1.5, le=6.0)
     direction: str = spec("forward", choices=("forward", "backward"))
-    speed_limit_mps: float = spec(0.0, unit="m/s", doc="0: the street's limit", ge=0.0, le=40.0)
+    speed_limit_mps: float = spec(0.0, unit="m/s", doc="0: the street's limit", ge=0.0,
+                                  le=MAX_SPEED_LIMIT_MPS)
     bus_lane: bool = spec(False)
 
 
@@ -109,7 +111,7 @@ class Street:
     id: str = spec()
     reference: Reference = spec()  # noqa: RUF009 (required; spec() carries metadata)
     lanes: tuple[Lane, ...] = spec()
-    speed_limit_mps: float = spec(13.89, unit="m/s", gt=0.0, le=40.0)
+    speed_limit_mps: float = spec(13.89, unit="m/s", gt=0.0, le=MAX_SPEED_LIMIT_MPS)
     road: str = spec("", doc="road name grouping lights at a junction; empty: the street id")
 
 
@@ -141,7 +143,8 @@ class Signal:
     id: str = spec()
     kind: str = spec(choices=SIGNAL_KINDS)
     lanes: tuple[str, ...] = spec()
-    distance_from_end_m: float = spec(0.0, unit="m", doc="position before each lane's end", ge=0)
+    distance_from_end_m: float = spec(0.0, unit="m", doc="position before each lane's end", ge=0,
+                                      le=MAX_PIECE_M)
     signalised: bool = spec(False, doc="crossing only: has pedestrian lights (inverse of cars)")
 
 

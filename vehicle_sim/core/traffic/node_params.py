@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vehicle_sim.core.config import spec
+from vehicle_sim.core.config import SEED_MAX, spec
+from vehicle_sim.core.traffic.params import HEARTBEAT_MAX_STEPS, MAP_SPAN_M
 from vehicle_sim.core.traffic.zone import Sectors
 
 MAX_SHARDS = 256  # TrafficAgent.id packs the creating shard into its top 8 bits (traffic_msgs)
+VIEW_RATE_MAX_HZ = 100.0  # a choice: RViz and the light readers need no more (a display: 60 Hz)
 
 
 @dataclass(frozen=True)
@@ -30,18 +32,21 @@ class TrafficNodeParams:
                          doc="map (config/maps/README.md), absolute or relative to the config dir")
     params_file: str = spec("", doc="TrafficParams YAML, absolute or relative to the config dir; "
                             "'' = the core defaults (control zone around the ego)")
-    seed: int = spec(0, ge=0, doc="seed of placement and driver profiles (same on every shard)")
+    seed: int = spec(0, ge=0, le=SEED_MAX,
+                     doc="seed of placement and driver profiles (same on every shard)")
     rate_hz: float = spec(20.0, unit="Hz", ge=5.0, le=1000.0,
                           doc="traffic step rate in simulation time; dt = 1 / rate_hz")
-    shard_index: int = spec(0, ge=0, doc="this node's shard (owner id), < shard_count")
+    shard_index: int = spec(0, ge=0, le=MAX_SHARDS - 1,
+                            doc="this node's shard (owner id), < shard_count")
     shard_count: int = spec(1, ge=1, le=MAX_SHARDS,
                             doc="1 = 'all' (whole map, no hand-over); n: sector columns split "
                             "into n west-to-east bands")
-    heartbeat_steps: int = spec(0, ge=0, doc="ghosts published every N steps (003's N; in "
-                                "lockstep every step); 0 = TrafficParams.heartbeat_steps of "
-                                "the params file")
-    ghost_margin_m: float = spec(50.0, unit="m", gt=0.0,
-                                 doc="agents this close to a foreign sector are sent as ghosts")
+    heartbeat_steps: int = spec(0, ge=0, le=HEARTBEAT_MAX_STEPS,
+                                doc="ghosts published every N steps (003's N; in lockstep every "
+                                "step); 0 = TrafficParams.heartbeat_steps of the params file")
+    ghost_margin_m: float = spec(50.0, unit="m", gt=0.0, le=MAP_SPAN_M,
+                                 doc="agents this close to a foreign sector are sent as ghosts "
+                                 "(at most the largest map's width: then every agent)")
     lockstep: bool = spec(False, doc="acknowledge every /clock tick on /sim/lockstep_ack once "
                           "the traffic steps due up to it are done (dynamics mode lockstep)")
     lockstep_inputs: tuple[str, ...] = spec((), doc="sharded lockstep: the node names of the "
@@ -52,13 +57,17 @@ class TrafficNodeParams:
                                "t_k), and goes out at t_k+1 without waiting for its compute; "
                                "false: computed at t_k+1 from the ego of then. Lockstep and "
                                "shards compute at the tick")
-    max_catch_up_steps: int = spec(5, ge=1, doc="steps run per callback when sim time jumped "
-                                   "(one more when a step was computed ahead); beyond, the "
-                                   "excess is skipped with a warning")
+    max_catch_up_steps: int = spec(5, ge=1, le=100,
+                                   doc="steps run per callback when sim time jumped (one more "
+                                   "when a step was computed ahead); beyond, the excess is "
+                                   "skipped with a warning (a choice: at most 100, more blocks "
+                                   "the node for seconds)")
     publish_markers: bool = spec(True, doc="visualization_msgs/MarkerArray on traffic/markers")
-    markers_rate_hz: float = spec(5.0, unit="Hz", gt=0.0, doc="marker rate in simulation time")
-    lights_rate_hz: float = spec(1.0, unit="Hz", gt=0.0,
-                                 doc="light states re-published at this sim-time rate (and on change)")
+    markers_rate_hz: float = spec(5.0, unit="Hz", gt=0.0, le=VIEW_RATE_MAX_HZ,
+                                  doc="marker rate in simulation time")
+    lights_rate_hz: float = spec(1.0, unit="Hz", gt=0.0, le=VIEW_RATE_MAX_HZ,
+                                 doc="light states re-published at this sim-time rate (and on "
+                                 "change)")
     state_topic: str = spec("vehicle/state", doc="VehicleState of the ego (pose in odom = map)")
     frame_id: str = spec("map", doc="frame of agents, lights and markers (identity to odom)")
     crashes: bool = spec(True, doc="crash physics (004 sec. 7) between agents, scripted "

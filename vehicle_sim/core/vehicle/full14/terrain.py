@@ -25,16 +25,20 @@ import numpy as np
 from numba import njit
 
 from vehicle_sim.core.config import spec
+from vehicle_sim.core.frames import ODOM_MAX_M
 from vehicle_sim.core.vehicle.full14.magic_formula import SURFACES, surface_scales
 
 _SURFACE_NAMES = tuple(SURFACES)
+MAX_HEIGHT_M = 10_000.0  # above Everest (8,849 m), below any road (Dead Sea -430 m)
 
 
 @dataclass(frozen=True)
 class HeightmapParams:
-    origin_m: tuple[float, float] = spec(unit="m", doc="world (x, y) of heights_m[0][0]")
-    spacing_m: float = spec(unit="m", gt=0.0, doc="grid step")
-    heights_m: tuple[tuple[float, ...], ...] = spec(unit="m", doc="rows along +y")
+    origin_m: tuple[float, float] = spec(unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M,
+                                         doc="world (x, y) of heights_m[0][0]")
+    spacing_m: float = spec(unit="m", gt=0.0, le=ODOM_MAX_M, doc="grid step")
+    heights_m: tuple[tuple[float, ...], ...] = spec(unit="m", ge=-MAX_HEIGHT_M, le=MAX_HEIGHT_M,
+                                                    doc="rows along +y")
     interpolation: str = spec("bspline", choices=("bilinear", "bspline"))
 
     def __post_init__(self) -> None:
@@ -46,7 +50,8 @@ class HeightmapParams:
 @dataclass(frozen=True)
 class FrictionZone:
     surface: str = spec(choices=_SURFACE_NAMES, doc="surface preset inside the polygon")
-    polygon_m: tuple[tuple[float, float], ...] = spec(unit="m", doc="vertices in odom")
+    polygon_m: tuple[tuple[float, float], ...] = spec(unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M,
+                                                      doc="vertices in odom")
     friction_scale: float = spec(1.0, gt=0.0, le=3.0, doc="extra multiplier of the peak mu")
 
     def __post_init__(self) -> None:
