@@ -127,6 +127,7 @@ class Runner:
                  progress: ProgressLine | None = None):
         self.children, self.env, self.progress = children, env, progress
         self._lock = threading.Lock()
+        self.output_closed = False  # our stdout's reader went away (`| head`): the run ends
 
     def start(self, child: Child) -> None:
         child.proc = subprocess.Popen(child.command, env=self.env, stdout=subprocess.PIPE,
@@ -148,8 +149,17 @@ class Runner:
                 elif self.progress is not None:
                     self.progress.write(f"[{name}] {line}")
                 else:
-                    sys.stdout.write(f"[{name}] {line}")
-                    sys.stdout.flush()
+                    self._emit(f"[{name}] {line}")
+
+    def _emit(self, text: str) -> None:
+        """One line to stdout; once its reader is gone, every later line goes nowhere (the
+        children's output is still read, so no child blocks on a full pipe)."""
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            self.output_closed = True
 
     def supervise(self, stop: threading.Event, timeout_s: float) -> str:
         """Run until Ctrl-C, a node ends the run, or the wall timeout; return the reason."""
@@ -157,6 +167,8 @@ class Runner:
         while not stop.wait(0.1):
             if deadline is not None and time.monotonic() > deadline:
                 return f"wall-clock timeout of {timeout_s:g} s"
+            if self.output_closed:
+                return "standard output closed"
             for child in self.children:
                 reason = self._check(child)
                 if reason:
@@ -209,7 +221,7 @@ class Runner:
             if self.progress is not None:
                 self.progress.write(f"[vehicle_sim_run] {text}")
             else:
-                print(f"[vehicle_sim_run] {text}", flush=True)
+                self._emit(f"[vehicle_sim_run] {text}\n")
 
     def end_progress(self) -> None:
         with self._lock:
@@ -290,13 +302,15 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    for child in children:
-        runner.start(child)
-    reason = runner.supervise(stop, options.timeout)
-    runner._say(f"stopping: {reason}")
-    runner.stop_all()
+    try:
+        for child in children:
+            runner.start(child)
+        reason = runner.supervise(stop, options.timeout)
+        runner._say(f"stopping: {reason}")
+    finally:  # whatever ends the runner ends its nodes: they run in sessions of their own
+        runner.stop_all()
     runner.end_progress()
-    print(report(children, reason), flush=True)
+    runner._emit(report(children, reason) + "\n")
     if args["record"] == "true":
         report_recording(Path(args["record_dir"]), started_wall)
     failed = [c for c in children

@@ -163,6 +163,28 @@ def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
     assert "loopback-only DDS profile" in out and proc.returncode == 0, out
 
 
+def test_a_reader_that_goes_away_ends_the_run_and_every_node(tmp_path):
+    """`vehicle_sim_run | head`: the nodes run in sessions of their own, so a runner that died
+    of the closed pipe left the whole graph running (a loop child at 100 % CPU); it now ends the
+    run as for Ctrl-C."""
+    proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
+    for line in proc.stdout:  # until the dynamics loop runs in its child process
+        if "physics loop started" in line:
+            break
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                              text=True).stdout.split()
+    sessions = [pid for child in children for pid in subprocess.run(
+        ["pgrep", "-s", child], capture_output=True, text=True).stdout.split()]
+    assert len(children) > 5 and set(children) <= set(sessions)  # with the loop's child
+    proc.stdout.close()  # the next line the runner writes has no reader
+    assert proc.wait(timeout=90) == 0
+    deadline = time.monotonic() + 10.0  # the loop child is reaped by init
+    while [pid for pid in sessions if Path(f"/proc/{pid}").exists()]:
+        assert time.monotonic() < deadline, [pid for pid in sessions
+                                             if Path(f"/proc/{pid}").exists()]
+        time.sleep(0.2)
+
+
 def test_a_dying_node_shuts_the_run_down(tmp_path):
     proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
     kill_dynamics(proc)
