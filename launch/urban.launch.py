@@ -16,7 +16,7 @@ from launch_ros.actions import Node
 
 from vehicle_sim import graph
 from vehicle_sim.paths import config_path
-from vehicle_sim.runner import RVIZ_CONFIG
+from vehicle_sim.runner import RVIZ_CONFIG, STOP_GRACE_S
 from vehicle_sim.scenario_check import check_one_world
 
 
@@ -31,7 +31,10 @@ def _nodes(context):
         if process.shutdown_on_exit and not process.respawn:
             on_exit = [EmitEvent(event=Shutdown(reason=f"{process.name} exited"))]
         life = dict(respawn=process.respawn, respawn_delay=process.respawn_delay_s,
-                    on_exit=on_exit, output="screen", emulate_tty=True)
+                    on_exit=on_exit, output="screen", emulate_tty=True,
+                    # SIGTERM after the runner's grace too: a node's own exit bound is below
+                    # it (nodes.main), launch's default 5 s is not
+                    sigterm_timeout=str(STOP_GRACE_S))
         if process.composed:  # one vehicle_sim_compose process, a section per node
             actions.append(Node(package="vehicle_sim", executable=graph.COMPOSE_EXECUTABLE,
                                 exec_name=process.name,  # its log prefix (name= renames all)
