@@ -65,3 +65,17 @@ def test_the_book_skips_unknown_sides_and_is_bounded():
     with pytest.raises(ValueError, match="part_margin_m"):
         FleetDamage(part_margin_m=float("nan"))
     assert np.all(book.states[2].levels() == 0)  # 100 N s on 1500 kg: a touch
+
+
+@pytest.mark.parametrize("vehicle_file, crash_class", [("vehicles/medium_car.yaml", "medium"),
+                                                       ("vehicles/truck.yaml", "light_truck"),
+                                                       ("vehicles/van.yaml", "van")])
+def test_the_agents_crash_as_their_vehicle_file_says(vehicle_file, crash_class):
+    """Mass, yaw inertia and crash class (004 Fig. 12 damping) all from TrafficParams.
+    vehicle_file: a 9.5 t truck agent crashed with a medium car's class before."""
+    from test.core.test_traffic_instructor import road, sim_on
+    from vehicle_sim.core.accident.crash_params import crash_class_index
+    sim = sim_on(road(), vehicle_file=vehicle_file)
+    c = sim.vehicle.chassis
+    assert TrafficCrashes(sim).agent_body == (c.mass_kg, c.yaw_inertia_kgm2,
+                                              crash_class_index(crash_class))

@@ -15,8 +15,8 @@ traffic kernel and the scene's servo then skip them):
 Agents the traffic removed (timeout, reset) are released from the crash world.
 Damage (fleet_damage): per-part damage of the agents and scene vehicles from the step's contacts;
 ``damage_changed`` holds the ids whose level changed in the last step (the node publishes then).
-Masses and yaw inertias: the traffic agents' vehicle file (TrafficParams.vehicle_file), crash
-class of a car (crash_params.KIND_CRASH_CLASS); the scene's vehicles their vehicle file's. The
+Masses, yaw inertias and crash classes: the traffic agents' vehicle file
+(TrafficParams.vehicle_file); the scene's vehicles their vehicle file's. The
 ego's box: the traffic core's (TrafficSim.ego_size_m, from the node's ego_vehicle_file).
 """
 from __future__ import annotations
@@ -25,7 +25,6 @@ import numpy as np
 
 from vehicle_sim.core.accident.crash_bodies import DYNAMIC, PRESCRIBED, BodyArrays, ContactReport
 from vehicle_sim.core.accident.crash_params import (
-    KIND_CRASH_CLASS,
     CrashParams,
     crash_class_index,
 )
@@ -58,7 +57,9 @@ class TrafficCrashes:
         self.sim, self.scene = sim, scene
         self.world = CrashWorld(sim.network.spec.static_objects, params)
         c = sim.vehicle.chassis
-        self._agent = (c.mass_kg, c.yaw_inertia_kgm2, crash_class_index(KIND_CRASH_CLASS[0]))
+        # every agent's crash body: mass [kg], yaw inertia [kg m^2], crash class index
+        self.agent_body = (c.mass_kg, c.yaw_inertia_kgm2,
+                           crash_class_index(sim.vehicle.crash_class))
         self._ego_size = sim.ego_size_m
         self._known_crashed: set[int] = set()
         self.damage = FleetDamage(self.world.params.part_margin_m)
@@ -100,7 +101,7 @@ class TrafficCrashes:
         vel = [np.column_stack((c * u - s * v, s * u + c * v, a["yaw_rate"]))]
         size = [np.column_stack((a["length"], a["width"]))]
         n = len(a["uid"])
-        mass, inertia, klass = self._agent
+        mass, inertia, klass = self.agent_body
         cols = {"ids": [a["uid"].astype(np.int64)], "mode": [np.full(n, DYNAMIC)],
                 "mass": [np.full(n, mass)], "inertia": [np.full(n, inertia)],
                 "class": [np.full(n, klass)]}
