@@ -66,7 +66,10 @@ def file_parameters(node: graph.NodeSpec) -> dict[str, Any]:
     data = load_yaml(path)
     out: dict[str, Any] = {}
     for section in ("/**", node.name, f"/{node.name}"):
-        params = (data.get(section) or {}).get("ros__parameters") or {}
+        node_section = data.get(section) or {}
+        if not isinstance(node_section, Mapping):
+            raise ConfigError(str(path), section, "is not a mapping (ros__parameters: ...)")
+        params = node_section.get("ros__parameters") or {}
         if not isinstance(params, Mapping):
             raise ConfigError(str(path), section, "ros__parameters is not a mapping")
         out.update(flatten(params))

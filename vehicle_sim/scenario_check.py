@@ -44,15 +44,16 @@ def node_params(node: graph.NodeSpec, args: dict[str, str], scenario: graph.Scen
     return None if cls is None else core_params(cls, node, args, scenario, graph_wiring)
 
 
-def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> None:
+def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str, Path | None]:
     """ConfigError unless the active nodes of ``scenario`` with ``args`` name the same file for
     each SHARED item (compared as resolved paths: relative to config/ or absolute; '' uses
-    none), and that file reads."""
+    none), and that file reads; else the one file of each item (None: no node uses one)."""
     engine = args["engine"] == "true"  # the cores run in the engine, read as it reads them
     if engine:
         args = core_args(args)
     nodes = [(node, node_params(node, args, scenario, graph_wiring=not engine))
              for node in graph.active_nodes(scenario, args)]
+    world: dict[str, Path | None] = {}
     for what, (names, read) in SHARED.items():
         first: tuple[str, str, Path] | None = None
         for node, params in nodes:
@@ -71,6 +72,8 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> None:
                                       f"{what}")
         if first is not None:
             read(first[2])  # ConfigError naming the file when it is missing or malformed
+        world[what] = None if first is None else first[2]
+    return world
 
 
 def _shown(path: Path) -> str:

@@ -142,3 +142,15 @@ def test_a_launch_argument_written_1e2_is_a_number():
     monitor = next(n for n in graph.load_scenario("urban").nodes if "duration" in n.args)
     assert graph.node_parameters(monitor, args)["duration"] == 100.0
     check_one_world(graph.load_scenario("urban"), args)
+
+
+@pytest.mark.parametrize("text", ["/**: 5\n", "/**: [1, 2]\n", "gps:\n  ros__parameters: 3\n"])
+def test_a_parameter_file_of_the_wrong_shape_is_refused_in_one_line(tmp_path, text):
+    """(was an AttributeError traceback from every runner start, since every node is read)"""
+    own = tmp_path / "gps_bad.yaml"
+    own.write_text(text)
+    path = tmp_path / "bad.yaml"
+    path.write_text(config_path("scenarios/urban.yaml").read_text()
+                    .replace("params_file: gps.yaml", f"params_file: {own}"))
+    with pytest.raises(ConfigError, match="gps_bad.yaml.*not a mapping"):
+        check_one_world(graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)}))
