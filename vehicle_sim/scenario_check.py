@@ -9,7 +9,8 @@ and the recorder writes the map the report draws. A scenario whose nodes disagre
 different car (or map) in each node without a word; ``check_one_world`` refuses it with one
 line naming the node, its parameter and both values (the runner exits 2, the launch file
 fails). It reads every node's parameters as the node will (so a typo in a parameter file is
-refused here too, in one line, before anything starts). No ROS import.
+refused here too, in one line, before anything starts), and the traffic nodes' model file and
+the agents' car it names. No ROS import.
 """
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from vehicle_sim import graph
-from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.config import ConfigError, load
 from vehicle_sim.core.traffic.mapfile import load_map
+from vehicle_sim.core.traffic.node_params import TrafficNodeParams
+from vehicle_sim.core.traffic.params import TrafficParams
 from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.docs import NODE_PARAMS
 from vehicle_sim.engine_setup import core_args, core_params
@@ -73,7 +76,22 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
         if first is not None:
             read(first[2])  # ConfigError naming the file when it is missing or malformed
         world[what] = None if first is None else first[2]
+    for node, params in nodes:
+        if isinstance(params, TrafficNodeParams):
+            _check_agents_car(node, params)
     return world
+
+
+def _check_agents_car(node: graph.NodeSpec, params: TrafficNodeParams) -> None:
+    """The traffic model file and the agents' car it names read (a ConfigError naming the node
+    and the file, before the node would refuse to start with it)."""
+    traffic = load(TrafficParams, config_path(params.params_file)) if params.params_file \
+        else TrafficParams()
+    try:
+        load_vehicle(config_path(traffic.vehicle_file))
+    except ConfigError as exc:
+        raise ConfigError(f"scenario node {node.name} ({params.params_file or 'defaults'})",
+                          "vehicle_file", f"the agents' car: {exc}") from None
 
 
 def _shown(path: Path) -> str:

@@ -154,3 +154,15 @@ def test_a_parameter_file_of_the_wrong_shape_is_refused_in_one_line(tmp_path, te
                     .replace("params_file: gps.yaml", f"params_file: {own}"))
     with pytest.raises(ConfigError, match="gps_bad.yaml.*not a mapping"):
         check_one_world(graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)}))
+
+
+def test_the_agents_car_that_does_not_read_is_refused_naming_the_traffic_node(tmp_path):
+    """TrafficParams.vehicle_file: the traffic node refused it alone at its start, naming
+    neither the node nor the key."""
+    model = tmp_path / "traffic_model.yaml"
+    model.write_text("vehicle_file: vehicles/trukc.yaml\n")
+    sc, args = scenario(tmp_path, {"traffic": f"params_file: {model}"})
+    with pytest.raises(ConfigError, match=r"traffic .*vehicle_file: the agents' car: .*trukc"):
+        check_one_world(sc, args)
+    model.write_text("vehicle_file: vehicles/truck.yaml\n")
+    check_one_world(sc, args)

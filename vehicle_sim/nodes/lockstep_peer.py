@@ -55,7 +55,7 @@ class LockstepPeer:
         self._frames = FrameQueue(lambda t_ns: self._joined() and ready(t_ns), self._frame)
         self._ack: LockstepAck | None = None
         self._pub = node.create_publisher(LockstepAck, "/sim/lockstep_ack", qos.LOCKSTEP_ACK)
-        node.create_subscription(Clock, "/clock", self._on_clock, qos.RELIABLE_STREAM)
+        node.create_subscription(Clock, "/clock", self._on_clock, qos.clock(lockstep=True))
 
     @property
     def joined(self) -> bool:
