@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vehicle_sim.core import frames
 from vehicle_sim.core.accident import detect_arrays
 from vehicle_sim.core.accident.detect_arrays import (
     LENGTH,
@@ -129,10 +130,10 @@ def impact_part(b: Body, point: np.ndarray, margin_m: float,
 
 
 def point_velocity(b: Body, point: np.ndarray) -> np.ndarray:
-    """Velocity [m/s] of the material point of ``b`` at ``point``: v + omega x r (planar)."""
-    rx, ry = point[0] - b.x_m, point[1] - b.y_m
-    w = b.yaw_rate_radps
-    return np.array([b.vx_mps - w * ry, b.vy_mps + w * rx])
+    """Velocity [m/s] of the material point of ``b`` at ``point`` (map x, y): the rigid-body
+    law v + omega x r of core.frames in the plane."""
+    r = (point[0] - b.x_m, point[1] - b.y_m, 0.0)
+    return frames.point_velocity((b.vx_mps, b.vy_mps, 0.0), (0.0, 0.0, b.yaw_rate_radps), r)[:2]
 
 
 def contact(a: Body, b: Body, t_ns: int, part_margin_m: float,
