@@ -30,14 +30,11 @@ from dataclasses import dataclass
 
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.units import GRAVITY_MPS2
+from vehicle_sim.core.vehicle.drive_law import full_drive_force_n
 from vehicle_sim.core.vehicle.interface import Controls
 from vehicle_sim.core.vehicle.params import VehicleParams
 
 REST_MPS = 0.2  # [m/s] below this the car counts as at rest (a choice: ~ one step of creep)
-# [m/s] P / |v| is taken at least at this speed (no division by zero). It never decides for a
-# vehicle with P > F_max x 1 mm/s (every shipped file: P / F_max >= 2.7 m/s): P / 1 mm/s is
-# then above F_max, and min(F_max, P / |v|) = F_max at any lower floor too.
-MIN_POWER_SPEED_MPS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -98,10 +95,8 @@ class LongitudinalModel:
                                             + self.drag_n_per_mps2 * speed_mps * abs(speed_mps))
 
     def drive_available_n(self, speed_mps: float) -> float:
-        """Drive force at full throttle [N]: min(F_max, P / |v|) (the constant-power drive of
-        paper 004), |v| at least MIN_POWER_SPEED_MPS."""
-        return min(self.max_drive_force_n,
-                   self.max_power_w / max(abs(speed_mps), MIN_POWER_SPEED_MPS))
+        """Drive force at full throttle [N]: the vehicle models' constant-power law."""
+        return full_drive_force_n(self.max_drive_force_n, self.max_power_w, speed_mps)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 sector hand-over of paper 003. Public entry point: ``vehicle_sim.core.traffic.sim.TrafficSim``.
 
 Its numba kernels are disk-cached; ``numba_cache.guard_package`` drops them when a source of this
-package, or the box geometry its collisions call, changed (numba itself only checks the
-defining file).
+package, or a module outside it whose kernels its kernels call (the box geometry of its
+collisions, the vehicle models' drive law), changed (numba itself only checks the defining
+file).
 """
 from __future__ import annotations
 
@@ -11,5 +12,6 @@ from pathlib import Path
 
 from vehicle_sim.core.numba_cache import CORE, guard_package
 
-NUMBA_SHARED = (CORE / "box_geometry.py",)  # modules outside it whose kernels its kernels call
+NUMBA_SHARED = (CORE / "box_geometry.py",  # modules outside it whose kernels its kernels call
+                CORE / "vehicle" / "drive_law.py")
 guard_package(Path(__file__).parent, shared=NUMBA_SHARED)

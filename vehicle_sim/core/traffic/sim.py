@@ -367,13 +367,13 @@ def pack_agent_vehicle(v: VehicleParams) -> np.ndarray:
     """The agents' car as 004's single-track kernel reads it (``vp``, layout ``VP_*``; CG
     reference point): mass, yaw inertia, axle distances, axle cornering stiffnesses [N/rad]
     (coefficient * static axle load, as the ego's planar models), mu, constant power [W],
-    steering limit [rad]."""
+    steering limit [rad], drive force limit [N]."""
     c = v.chassis
     vp = np.zeros(lay.N_VP)  # by the layout's indices, so the order lives in layout.py only
     vp[[lay.VP_M, lay.VP_IZ, lay.VP_A, lay.VP_B]] = (c.mass_kg, c.yaw_inertia_kgm2,
                                                      c.cg_to_front_axle_m, c.cg_to_rear_axle_m)
     vp[[lay.VP_CF, lay.VP_CR]] = v.cornering_stiffness_npr()
-    vp[[lay.VP_MU, lay.VP_P, lay.VP_SMAX]] = (v.tyre.friction_coefficient,
-                                              v.powertrain.max_power_w,
-                                              v.steering.max_road_wheel_angle_rad)
+    vp[[lay.VP_MU, lay.VP_P, lay.VP_SMAX, lay.VP_FMAX]] = (
+        v.tyre.friction_coefficient, v.powertrain.max_power_w,
+        v.steering.max_road_wheel_angle_rad, v.powertrain.max_drive_force_n)
     return vp

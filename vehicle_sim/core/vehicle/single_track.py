@@ -37,6 +37,7 @@ import math
 import numpy as np
 from numba import njit
 
+from vehicle_sim.core.vehicle.drive_law import full_drive_force_n
 from vehicle_sim.core.vehicle.interface import (
     SNAPSHOT_SIZE, V_ACCELERATION, V_ALIGNING, V_ANGULAR_ACCELERATION, V_ANGULAR_VELOCITY,
     V_ENGINE_RPM, V_GEAR, V_POSITION, V_RPY, V_SLIP_ANGLE, V_SLIP_RATIO, V_STEER, V_VELOCITY,
@@ -79,10 +80,7 @@ def drive_force(speed, u, p):
     if direction < 0.0 and speed <= -p[P_VREV]:
         return 0.0
     pedal = _clip(u[U_THROTTLE], 0.0, 1.0) * (1.0 - _clip(u[U_CLUTCH], 0.0, 1.0))
-    force = p[P_FMAX]
-    if abs(speed) * force > p[P_PMAX]:
-        force = p[P_PMAX] / abs(speed)
-    return direction * pedal * force
+    return direction * pedal * full_drive_force_n(p[P_FMAX], p[P_PMAX], speed)
 
 
 @njit(cache=True)

@@ -55,10 +55,12 @@ from vehicle_sim.core.traffic.kernels.layout import (
     VP_B,
     VP_CF,
     VP_CR,
+    VP_FMAX,
     VP_IZ,
     VP_M,
     VP_P,
 )
+from vehicle_sim.core.vehicle.drive_law import full_drive_force_n
 
 
 @njit(cache=True)
@@ -110,7 +112,7 @@ def single_track(af, vp, i, acc, delta, dt):
     u, v, r = af[AF_U, i], af[AF_V, i], af[AF_R, i]
     fx = m * acc
     if acc > 0.0:
-        fx = min(fx, vp[VP_P] / max(u, 1.0))
+        fx = min(fx, full_drive_force_n(vp[VP_FMAX], vp[VP_P], u))
     a11, a12 = -(cf + cr) / (m * u), (-a * cf + b * cr) / (m * u) - u
     a21, a22 = (-a * cf + b * cr) / (iz * u), -(a * a * cf + b * b * cr) / (iz * u)
     r1 = v + dt * (cf * delta + delta * fx) / m

@@ -66,5 +66,5 @@ N_CFG = 16
 EGO_X, EGO_Y, EGO_YAW, EGO_U, EGO_ON, EGO_LEN, EGO_WID = range(7)
 N_EGO = 7
 # agent vehicle parameters (one set shared by every agent)
-VP_M, VP_IZ, VP_A, VP_B, VP_CF, VP_CR, VP_MU, VP_P, VP_SMAX = range(9)
-N_VP = 9
+VP_M, VP_IZ, VP_A, VP_B, VP_CF, VP_CR, VP_MU, VP_P, VP_SMAX, VP_FMAX = range(10)
+N_VP = 10
