@@ -24,7 +24,7 @@ def _nodes(context):
     args = graph.resolve_args({a.name: LaunchConfiguration(a.name).perform(context)
                                for a in graph.LAUNCH_ARGS})
     scenario = graph.load_scenario(args["scenario"])
-    check_one_world(scenario, args)  # one ego vehicle file and one map in every node
+    world = check_one_world(scenario, args)  # one ego vehicle file and one map in every node
     actions = [LogInfo(msg=f"vehicle_sim scenario {args['scenario']}: {scenario.description}")]
     for process in graph.processes(scenario, args):
         on_exit = None
@@ -54,9 +54,11 @@ def _nodes(context):
                             arguments=["-d", str(config_path(RVIZ_CONFIG))],
                             parameters=[{"use_sim_time": args["use_sim_time"] == "true"}]))
     if LaunchConfiguration("live").perform(context) == "true":  # vehicle_sim.live
+        live = {"use_sim_time": args["use_sim_time"] == "true"}
+        if world["ego vehicle file"] is not None:  # else the view's default ego
+            live["vehicle_file"] = str(world["ego vehicle file"])
         actions.append(Node(package="vehicle_sim", executable="vehicle_sim_live", name="live_view",
-                            output="screen",
-                            parameters=[{"use_sim_time": args["use_sim_time"] == "true"}]))
+                            output="screen", parameters=[live]))
     return actions
 
 

@@ -90,17 +90,20 @@ RVIZ_CONFIG = "rviz/urban.rviz"
 VIEWERS = ("rviz2", "map_to_odom", "live_view")  # their exit codes do not fail the run
 
 
-def live_child(args: dict[str, str], host: str, port: int) -> Child | None:
-    """vehicle_sim_live (the Foxglove WebSocket view, vehicle_sim.live) on host:port; None when
-    foxglove-sdk is not installed."""
+def live_child(args: dict[str, str], host: str, port: int,
+               vehicle_file: Path | None) -> Child | None:
+    """vehicle_sim_live (the Foxglove WebSocket view, vehicle_sim.live) on host:port, drawing
+    the ego of ``vehicle_file`` (check_one_world's; None: no node has an ego file, the view's
+    default); None when foxglove-sdk is not installed."""
     import importlib.util
     if importlib.util.find_spec("foxglove") is None:
         return None
+    ego = [] if vehicle_file is None else ["-p", f"vehicle_file:={vehicle_file}"]
     return Child(graph.NodeSpec(name="live_view", executable="vehicle_sim_live",
                                 shutdown_on_exit=False),
                  [str(executable("vehicle_sim_live")), "--ros-args", "-r", "__node:=live_view",
                   "-p", f"use_sim_time:={args['use_sim_time']}", "-p", f"host:={host}",
-                  "-p", f"port:={port}"])
+                  "-p", f"port:={port}", *ego])
 
 
 def viewer_children(args: dict[str, str]) -> list[Child]:
@@ -266,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = graph.resolve_args(given)
         scenario = graph.load_scenario(args["scenario"], options.foreign_executables)
-        check_one_world(scenario, args)  # one ego vehicle file and one map in every node
+        world = check_one_world(scenario, args)  # one ego vehicle file and one map in every node
         children = [Child(process, process_command(process, args, scenario))
                     for process in graph.processes(scenario, args)]
         if args["engine"] == "true":  # what the engine cannot run is refused before it starts
@@ -282,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         children += viewers
     if options.live == "true":
-        live = live_child(args, options.live_host, options.live_port)
+        live = live_child(args, options.live_host, options.live_port,
+                          world["ego vehicle file"])
         if live is None:
             print("vehicle_sim_run: --live true needs foxglove-sdk, which is not installed "
                   "(pip install 'vehicle_sim[live]')", file=sys.stderr)

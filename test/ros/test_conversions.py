@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from vehicle_sim.core import rotations
 from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.nodes import conversions as conv
 
@@ -134,21 +135,17 @@ def test_the_yaw_quaternion_is_the_euler_one_with_no_roll_or_pitch():
             math.remainder(yaw, 2 * math.pi), abs=1e-12)
 
 
-def test_the_numpy_variants_give_the_scalar_ones_bits():
-    """The vectorised encoders (traffic agents, ground truth) and the message builders must
-    agree bit for bit (their CDR tests pin it): yaw_zw is yaw_xyzw's z, w; yaw_from_xyzw_array
-    is yaw_from_xyzw per row."""
-    yaw = np.concatenate((np.array(YAWS), np.random.default_rng(7).uniform(-10, 10, 5000)))
-    z, w = conv.yaw_zw(yaw)
-    want = [conv.yaw_xyzw(v)[2:] for v in yaw.tolist()]
-    assert list(zip(z.tolist(), w.tolist(), strict=True)) == want
-    rng = np.random.default_rng(8)
-    q = rng.normal(size=(5000, 4))
+def test_the_attitude_helpers_are_the_cores():
+    """The yaw helpers and the quaternion rule live in core.rotations (their numpy variants'
+    bits: test/core/test_rotations.py); the nodes call them here, and rpy_from_xyzw's yaw is
+    theirs."""
+    assert (conv.yaw_from_xyzw, conv.yaw_from_xyzw_array, conv.yaw_xyzw, conv.yaw_zw,
+            conv.unit_xyzw) == (rotations.yaw_from_xyzw, rotations.yaw_from_xyzw_array,
+                                rotations.yaw_xyzw, rotations.yaw_zw, rotations.unit_xyzw)
+    q = np.random.default_rng(8).normal(size=(50, 4))
     q /= np.linalg.norm(q, axis=1)[:, None]
-    got = conv.yaw_from_xyzw_array(*q.T)
-    assert got.tolist() == [conv.yaw_from_xyzw(*row) for row in q.tolist()]
-    assert conv.yaw_from_xyzw_array(*np.zeros((4, 0))).shape == (0,)
-    assert [conv.rpy_from_xyzw(*row)[2] for row in q[:50].tolist()] == got[:50].tolist()
+    assert [conv.rpy_from_xyzw(*row)[2] for row in q.tolist()] == \
+        rotations.yaw_from_xyzw_array(*q.T).tolist()
 
 
 def test_a_quaternion_from_outside_is_read_as_the_rotation_it_stands_for():

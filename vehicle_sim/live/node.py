@@ -8,9 +8,11 @@ objects and signs from the latched map/markers, re-sent every ``MAP_REPEAT_S`` f
 ``/live/ego_state``. Log times are simulation time.
 
 Parameters: ``host`` (default 127.0.0.1: only this machine; another address is an explicit
-choice, the protocol has no authentication) and ``port`` (8765, Foxglove's default). Open
-Foxglove (app or https://app.foxglove.dev), "Open connection", Foxglove WebSocket,
-ws://127.0.0.1:8765. Exit 2 with one line when foxglove-sdk is missing or the port is taken.
+choice, the protocol has no authentication), ``port`` (8765, Foxglove's default) and
+``vehicle_file`` (the ego's, relative to the config dir or absolute: its chassis length and width
+are the ego's box; the runner and the launch file pass the run's). Open Foxglove (app or
+https://app.foxglove.dev), "Open connection", Foxglove WebSocket, ws://127.0.0.1:8765. Exit 2
+with one line when foxglove-sdk is missing, the vehicle file does not read or the port is taken.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, NavSatFix
 from visualization_msgs.msg import MarkerArray
 
+from vehicle_sim.core.dynamics_params import DynamicsParams
+from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.msg import (
     AccidentEvent,
     SimStatus,
@@ -31,8 +35,10 @@ from vehicle_sim.msg import (
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import to_ns
 from vehicle_sim.nodes.main import run
+from vehicle_sim.paths import config_path
 
 MAP_REPEAT_S = 2.0  # [s] wall: the map scene again, for a client that connected later (a choice)
+DEFAULT_VEHICLE_FILE = DynamicsParams().vehicle_file  # the dynamics node's ego (medium car)
 IMU_RATE_HZ = 50.0  # [Hz] sim time: IMU samples forwarded (a choice: a plot, not the full rate)
 STREAM_IN = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)  # matches any writer
 JSON_OBJECT = {"type": "object"}
@@ -49,6 +55,10 @@ class LiveView(Node):
         port = self.declare_parameter("port", 8765).value
         if not isinstance(host, str) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"host {host!r} / port {port!r}: a host name and a port 0..65535")
+        vehicle_file = self.declare_parameter("vehicle_file", DEFAULT_VEHICLE_FILE).value
+        # before the server starts: a file that does not read refuses the start (ConfigError)
+        chassis = load_vehicle(config_path(vehicle_file)).chassis
+        self.ego_size_m = (chassis.length_m, chassis.width_m)
         self.server = foxglove.start_server(name="vehicle_sim", host=host, port=port)
         self.port = self.server.port
         self.scenes = {n: SceneUpdateChannel(f"/live/{n}") for n in ("ego", "agents", "lights",
@@ -72,7 +82,7 @@ class LiveView(Node):
 
     def _on_state(self, msg) -> None:
         t = to_ns(msg.header.stamp)
-        self.scenes["ego"].log(self.scene.ego_scene(msg), log_time=t)
+        self.scenes["ego"].log(self.scene.ego_scene(msg, *self.ego_size_m), log_time=t)
         p, v = msg.pose.position, msg.twist.linear
         self.json["ego_state"].log({"x_m": p.x, "y_m": p.y, "speed_mps": v.x,
                                     "lateral_speed_mps": v.y}, log_time=t)

@@ -22,12 +22,13 @@ from foxglove.messages import (
     Vector3,
 )
 
-from vehicle_sim.nodes.conversions import yaw_from_xyzw, yaw_xyzw
+from vehicle_sim.core.rotations import yaw_from_xyzw, yaw_xyzw
+from vehicle_sim.core.traffic.light_states import DARK, GREEN, RED, YELLOW
 
 FRAME = "map"
-# length and width of config/vehicles/medium_car.yaml (the scenario's ego); the height a choice
-EGO_SIZE_M = (4.298, 1.674, 1.5)
-LIGHT_RGB = {-1: (0.3, 0.3, 0.3), 0: (0.0, 0.9, 0.0), 1: (1.0, 0.8, 0.0), 2: (0.9, 0.0, 0.0)}
+BOX_HEIGHT_M = 1.5  # [m] the ego's and the agents' boxes (a choice: messages carry no height)
+LIGHT_RGB = {DARK: (0.3, 0.3, 0.3), GREEN: (0.0, 0.9, 0.0), YELLOW: (1.0, 0.8, 0.0),
+             RED: (0.9, 0.0, 0.0)}  # by light state
 MARKER_CUBE, MARKER_SPHERE, MARKER_CYLINDER, MARKER_LINE_STRIP, MARKER_SPHERE_LIST = 1, 2, 3, 4, 7
 
 
@@ -45,11 +46,12 @@ def _yaw(q) -> float:
     return yaw_from_xyzw(q.x, q.y, q.z, q.w)
 
 
-def ego_scene(state) -> SceneUpdate:
-    """The ego as a blue box at its pose (vehicle_sim/VehicleState)."""
+def ego_scene(state, length_m: float, width_m: float) -> SceneUpdate:
+    """The ego as a blue box of length_m x width_m [m] (its vehicle file's chassis) at its pose
+    (vehicle_sim/VehicleState)."""
     p = state.pose.position
-    cube = CubePrimitive(pose=_pose(p.x, p.y, 0.75, _yaw(state.pose.orientation)),
-                         size=Vector3(x=EGO_SIZE_M[0], y=EGO_SIZE_M[1], z=EGO_SIZE_M[2]),
+    cube = CubePrimitive(pose=_pose(p.x, p.y, 0.5 * BOX_HEIGHT_M, _yaw(state.pose.orientation)),
+                         size=Vector3(x=length_m, y=width_m, z=BOX_HEIGHT_M),
                          color=Color(r=0.1, g=0.4, b=1.0, a=1.0))
     return SceneUpdate(entities=[SceneEntity(timestamp=stamp(state.header.stamp), frame_id=FRAME,
                                              id="ego", cubes=[cube])])
@@ -57,9 +59,9 @@ def ego_scene(state) -> SceneUpdate:
 
 def agents_scene(array) -> SceneUpdate:
     """Every agent of one traffic array as a box (grey and translucent for a shard's ghost)."""
-    cubes = [CubePrimitive(pose=_pose(a.pose.position.x, a.pose.position.y, 0.75,
+    cubes = [CubePrimitive(pose=_pose(a.pose.position.x, a.pose.position.y, 0.5 * BOX_HEIGHT_M,
                                       _yaw(a.pose.orientation)),
-                           size=Vector3(x=a.length, y=a.width, z=1.5),
+                           size=Vector3(x=a.length, y=a.width, z=BOX_HEIGHT_M),
                            color=Color(r=0.6, g=0.6, b=0.6, a=0.4) if a.ghost else
                            Color(r=0.9, g=0.3, b=0.1, a=1.0))
              for a in array.agents]
@@ -76,7 +78,7 @@ def lights_scene(array) -> SceneUpdate:
 
 
 def _light(state: int) -> Color:
-    r, g, b = LIGHT_RGB.get(state, LIGHT_RGB[-1])
+    r, g, b = LIGHT_RGB.get(state, LIGHT_RGB[DARK])
     return Color(r=r, g=g, b=b, a=1.0)
 
 

@@ -1,12 +1,11 @@
 """Core values <-> ROS messages, at the edge of the nodes (the only place they meet).
 
 The nodes' one law for each conversion written here: times (integer nanoseconds <-> stamp,
-float seconds -> Duration), attitude (Euler angles or yaw <-> quaternion, scalar and numpy).
-
-Quaternion rule: the readers here (rpy_from_xyzw, yaw_from_xyzw, ...) take a unit quaternion,
-as every message the graph builds carries. Their formulas are not scale invariant (q of norm
-1.01 at yaw 90 deg reads ~1.1 deg off), so a quaternion from outside the graph (a stack's
-message) goes through ``unit_xyzw`` first, which also refuses one that is no rotation.
+float seconds -> Duration), attitude (Euler angles <-> quaternion). The yaw <-> quaternion
+helpers (scalar and numpy) and ``unit_xyzw`` live in vehicle_sim.core.rotations, with the
+quaternion rule (unit quaternions in, ``unit_xyzw`` first for one from outside the graph), so
+that report/ and live/ read yaws with the nodes' bits and no ROS import; they are re-exported
+here for the nodes that call them as ``conversions.<name>``.
 """
 from __future__ import annotations
 
@@ -19,11 +18,17 @@ from nav_msgs.msg import Odometry
 
 from vehicle_sim.core.controls import DriveCommand
 from vehicle_sim.core.frames import PoseTwist, at_reference
+from vehicle_sim.core.rotations import (  # noqa: F401  (re-exported: the nodes' conv.<name>)
+    unit_xyzw,
+    yaw_from_xyzw,
+    yaw_from_xyzw_array,
+    yaw_xyzw,
+    yaw_zw,
+)
 from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
 from vehicle_sim.msg import VehicleControl, VehicleState
 
 NS_PER_S = 1_000_000_000
-MIN_QUATERNION_NORM = 1e-6  # below it a quaternion is taken as no rotation (unit_xyzw)
 
 
 def sec_nanosec(t_ns: int) -> tuple[int, int]:
@@ -86,43 +91,6 @@ def rpy_from_xyzw(x: float, y: float, z: float, w: float) -> tuple[float, float,
     roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
     pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
     return roll, pitch, yaw_from_xyzw(x, y, z, w)
-
-
-def yaw_from_xyzw(x: float, y: float, z: float, w: float) -> float:
-    """Unit quaternion -> yaw [rad] (ZYX), rpy_from_xyzw's third angle."""
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-
-
-def yaw_from_xyzw_array(x: np.ndarray, y: np.ndarray, z: np.ndarray, w: np.ndarray
-                        ) -> np.ndarray:
-    """yaw_from_xyzw of unit quaternions given as arrays, bit for bit: the arguments are
-    numpy's, atan2 math's (numpy's differs in the last bit)."""
-    return np.array(list(map(math.atan2, (2.0 * (w * z + x * y)).tolist(),
-                             (1.0 - 2.0 * (y * y + z * z)).tolist())), dtype=np.float64)
-
-
-def yaw_xyzw(yaw: float) -> tuple[float, float, float, float]:
-    """Yaw [rad] about z -> unit quaternion (0, 0, sin(yaw/2), cos(yaw/2)): quaternion_xyzw(0, 0,
-    yaw) but for the sign of its zeros."""
-    half = 0.5 * yaw
-    return 0.0, 0.0, math.sin(half), math.cos(half)
-
-
-def yaw_zw(yaw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """yaw_xyzw of an array of yaws [rad]: its (z, w) arrays (x and y are 0); sin and cos are
-    numpy's (libm's bits on this build: test/ros/test_ground_truth_cdr.py would tell)."""
-    half = 0.5 * np.asarray(yaw, dtype=np.float64)
-    return np.sin(half), np.cos(half)
-
-
-def unit_xyzw(x: float, y: float, z: float, w: float
-              ) -> tuple[float, float, float, float] | None:
-    """A quaternion from outside the graph scaled to norm 1, the rotation it stands for; None
-    when its norm is below MIN_QUATERNION_NORM or not finite (no rotation)."""
-    norm = math.hypot(x, y, z, w)
-    if not (MIN_QUATERNION_NORM <= norm < math.inf):
-        return None
-    return x / norm, y / norm, z / norm, w / norm
 
 
 def reference_motion(position_m, q_xyzw, velocity_mps, angular_velocity_radps,

@@ -5,14 +5,17 @@ Subscriptions are made as topics appear, with a QoS compatible with their publis
 and transient-local only when every publisher is, as rosbag2 adapts its requests). A topic's
 channel is written at its first message, with the QoS its publishers offer (so `ros2 bag play`
 re-offers transient-local topics as such). Log times are the node's clock: simulation time with
-use_sim_time. The MCAP metadata names the map of the run (record `vehicle_sim`, key map_file).
+use_sim_time. The MCAP metadata names the map and the ego's vehicle file of the run (record
+`vehicle_sim`, keys map_file and vehicle_file).
 
 Lockstep (parameter ``lockstep``): the recorder is a lockstep peer. It acknowledges frame t once
 it has the vehicle state stamped t, so the dynamics is never more than one frame (two states)
 ahead of it and the state publisher's queue (qos.STATE, 10 deep) never drops one it has not
 delivered: a busy machine slows the run down instead of thinning the recording. Its first
-frame waits until the run's nodes are in the graph (lockstep_peer.LockstepPeer). A state the
-dynamics re-sends while a frame is stalled (same stamp as the last one) is recorded once.
+frame waits until the run's nodes are in the graph (lockstep_peer.LockstepPeer). The /clock
+tick and the vehicle state the dynamics re-sends while a lockstep frame is stalled are each
+recorded once: a /clock or /vehicle/state message whose time is the last recorded one of its
+topic is dropped (RESENT_ON_STALL).
 """
 from __future__ import annotations
 

@@ -6,14 +6,19 @@ of vehicle_sim still reads. Times are the messages' header stamps [s] of simulat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 import numpy as np
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
+from vehicle_sim.core.rotations import yaw_from_xyzw
+
 TOPICS = ("/vehicle/state", "/vehicle/control", "/bridge/active_source", "/sim/status",
           "/traffic/agents", "/traffic/lights", "/accidents", "/imu/data", "/gnss/fix")
+# a decoded quaternion's (x, y, z, w), for yaw_from_xyzw: the nodes' yaw, to the bit
+_XYZW = attrgetter("x", "y", "z", "w")
 
 
 def _t(stamp) -> float:
@@ -43,10 +48,6 @@ class Recording:
     @property
     def duration_s(self) -> float:
         return float(self.state[-1, 0] - self.state[0, 0]) if len(self.state) > 1 else 0.0
-
-
-def _yaw(q) -> float:
-    return float(np.arctan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z)))
 
 
 PARTS = ("front", "rear", "left side", "right side", "unknown")
@@ -92,8 +93,8 @@ def _take(rec: Recording, rows: dict[str, list], topic: str, log_ns: int, m) -> 
     if topic == "/vehicle/state":
         a = m.linear_acceleration
         rows[topic].append((_t(m.header.stamp), m.pose.position.x, m.pose.position.y,
-                            _yaw(m.pose.orientation), m.twist.linear.x, m.twist.linear.y,
-                            m.twist.angular.z, a.x, a.y))
+                            yaw_from_xyzw(*_XYZW(m.pose.orientation)), m.twist.linear.x,
+                            m.twist.linear.y, m.twist.angular.z, a.x, a.y))
     elif topic == "/vehicle/control":
         rows[topic].append((_t(m.header.stamp), m.steering_angle, m.throttle, m.brake))
     elif topic == "/bridge/active_source":
@@ -102,8 +103,9 @@ def _take(rec: Recording, rows: dict[str, list], topic: str, log_ns: int, m) -> 
         rows[topic].append((m.sim_time, m.real_time_factor, m.lateness_p50, m.lateness_p99,
                             m.lateness_max))
     elif topic == "/traffic/agents":
-        agents = np.array([(a.id, a.pose.position.x, a.pose.position.y, _yaw(a.pose.orientation),
-                            a.speed, a.length, a.width) for a in m.agents if not a.ghost],
+        agents = np.array([(a.id, a.pose.position.x, a.pose.position.y,
+                            yaw_from_xyzw(*_XYZW(a.pose.orientation)), a.speed, a.length,
+                            a.width) for a in m.agents if not a.ghost],
                           dtype=np.float64).reshape(-1, 7)
         rec.agents.append((_t(m.header.stamp), agents))
     elif topic == "/traffic/lights":

@@ -10,9 +10,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from vehicle_sim.core.traffic.light_states import DARK, GREEN, RED, YELLOW  # noqa: E402
 from vehicle_sim.report.data import Recording  # noqa: E402
 
-LIGHT_COLOURS = {-1: "grey", 0: "green", 1: "orange", 2: "red"}
+LIGHT_COLOURS = {DARK: "grey", GREEN: "green", YELLOW: "orange", RED: "red"}  # by light state
 DPI = 110
 
 
