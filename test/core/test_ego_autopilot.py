@@ -1,6 +1,7 @@
 """The ego autopilot (004 driver laws) driving the single-track vehicle model over urban_grid."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from pathlib import Path
@@ -36,7 +37,8 @@ def vehicle():
 
 
 def drive(network, vehicle, t_end_s, start=START, lights=None, agents=None, params=None):
-    """Closed loop; returns per control step rows t, x, y, u, lane, s, lateral, reference."""
+    """Closed loop; returns per control step rows t, x, y, u, lane, s, lateral, reference,
+    yaw."""
     ap = Autopilot(network, vehicle, params or EgoDriverParams())
     model = make_model("single_track", vehicle, "rk4")
     model.reset(*start)
@@ -52,7 +54,7 @@ def drive(network, vehicle, t_end_s, start=START, lights=None, agents=None, para
             if lights is not None:
                 ap.set_lights(lights(t, x, y, yaw))
             cmd = ap.update(t, x, y, yaw, u)
-            log.append((t, x, y, u, ap.route.lane, cmd.s_m, cmd.lateral_m, cmd.reference))
+            log.append((t, x, y, u, ap.route.lane, cmd.s_m, cmd.lateral_m, cmd.reference, yaw))
         model.step(Controls(steer_rad=cmd.steer_rad, throttle=cmd.throttle, brake=cmd.brake,
                             gear=cmd.gear), PHYSICS_DT_S)
     return ap, log
@@ -133,6 +135,35 @@ def test_stops_before_a_red_light_and_goes_on_green(network, vehicle):
     assert x[-1] + half > x_line + 10.0  # went on after green
 
 
+@pytest.mark.parametrize("vehicle_file", ["vehicles/medium_car.yaml", "vehicles/truck.yaml"])
+def test_stops_fully_at_a_stop_sign_as_the_report_checks_and_goes_on(network, vehicle_file):
+    """One "full stop" law: the ego's stop at a stop sign (default stop_sign_speed_mps, the
+    report's FULL_STOP_MPS) passes the run report's own check on its states, for a car and a
+    7.5 m truck (the report's zone from the ego's length), and it then drives on."""
+    from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS
+    from vehicle_sim.report.lanes import load_lanes, stop_lines
+    from vehicle_sim.report.metrics import ego_length_m, stop_signs_not_stopped
+    assert EgoDriverParams().stop_sign_speed_mps == FULL_STOP_MPS
+    sign = "stop1_2:h2_0_f0"  # lane h2_0_f0 runs east from (9, 198.25) to a stop line at x = 91
+    lanes, spec, _ = load_lanes("maps/urban_grid.yaml")
+    line = stop_lines(lanes, spec)[sign]
+    ego = load_vehicle(CONFIG / vehicle_file)
+    _, log = drive(network, ego, 35.0, start=(10.0, 198.25, 0.0))
+    t, x, y, u, yaw = (np.array([r[k] for r in log]) for k in (0, 1, 2, 3, 8))
+    zero = np.zeros_like(t)
+    state = np.column_stack((t, x, y, yaw, u, zero, zero, zero, zero))  # the report's columns
+    assert "stop_sign" in {r[7] for r in log}
+    assert u[x < line[0]].min() < FULL_STOP_MPS  # it stopped before the line ...
+    assert x.max() > line[0] + 20.0  # ... and went on (no wait or creep at the sign)
+    length, note = ego_length_m(vehicle_file)
+    assert length == pytest.approx(ego.chassis.length_m) and not note
+    assert stop_signs_not_stopped(state, {sign: line}, length) == []
+    rolling = dataclasses.replace(EgoDriverParams(), stop_sign_speed_mps=0.3)  # the old value
+    _, log = drive(network, ego, 35.0, start=(10.0, 198.25, 0.0), params=rolling)
+    state = np.array([(r[0], r[1], r[2], r[8], r[3], 0, 0, 0, 0) for r in log])
+    assert [v["sign"] for v in stop_signs_not_stopped(state, {sign: line}, length)] == [sign]
+
+
 def test_starts_off_the_lane_at_the_origin_and_joins_it(network, vehicle):
     _, log = drive(network, vehicle, 15.0, start=(0.0, 0.0, 0.0))
     assert network.lane_names[log[0][4]] == "h0_0_f0"  # nearest lane heading east
@@ -206,8 +237,6 @@ def test_the_ego_and_the_agents_share_one_pedal_law(network, vehicle, d_gain_s):
     """The ego's acceleration is the agents' (driver_law.pedal_accel, as kernels.step calls it:
     the previous step's a_r, the driver's a_m and c_d/c_p, the tyre mu), with a derivative gain
     too: a_r above a_m, rising and falling, braking beyond mu g."""
-    import dataclasses
-
     from vehicle_sim.core.traffic.kernels import driver_law
     params = dataclasses.replace(EgoDriverParams(), accel_d_gain_s=d_gain_s)
     ap = Autopilot(network, vehicle, params)

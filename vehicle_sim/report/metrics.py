@@ -7,9 +7,11 @@ along the ego's heading over the closing speed, for agents whose centre lies wit
 half-width of the ego's centre line ahead of it (the usual car-following definition, e.g.
 Hayward 1972; the lane half-width corridor is a choice for a single-lane leader).
 A stop sign is not stopped at when the ego's centre crosses its stop line (as for a red light)
-and its speed was never at or below ``STOPPED_MPS`` while its centre was within ``STOP_ZONE_M``
-before the line on that approach (a full stop at the line: e.g. Vienna Convention art. 18(3)
-with sign B2; the zone and threshold are choices, below).
+and its speed was never at or below ``FULL_STOP_MPS`` (core.ego.full_stop: the ego autopilot's
+own "stop done" speed, one constant) while its centre was within :func:`stop_zone_m` before the
+line on that approach: half the ego's length (the recording's vehicle file, as for the TTC)
+plus ``STOP_ZONE_MARGIN_M`` (a full stop at the line: e.g. Vienna Convention art. 18(3) with
+sign B2; the margin is a choice, below).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import math
 import numpy as np
 
 from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS  # (no kernels)
 from vehicle_sim.core.traffic.light_states import RED  # TrafficLight.STATE_RED (no kernels)
 from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.paths import config_path
@@ -28,11 +31,10 @@ LANE_HALF_WIDTH_M = 1.75  # half of the 3.5 m lanes of the shipped maps (a choic
 # default ego's, config/vehicles/medium_car.yaml
 DEFAULT_VEHICLE_FILE = "vehicles/medium_car.yaml"
 TTC_MAX_S = 60.0  # TTC beyond this is reported as none (no conflict)
-# a choice: the traffic core's own "stopped" threshold (its agents wait below it)
-STOPPED_MPS = 0.1
-# a choice: the ego's centre within this of the line; a stop with the front bumper at the line
-# puts a car's centre ~2.15 m back (half its length), so 5 m also allows a stop a little short
-STOP_ZONE_M = 5.0
+# a choice: a stop counts with the ego's front bumper up to this before the stop line (the
+# autopilot stops it stop_margin_m = 1 m before, done within STOP_DONE_M = 1 m more); the zone
+# of the centre is half the ego's length more (stop_zone_m)
+STOP_ZONE_MARGIN_M = 3.0
 
 
 def _crossings(state: np.ndarray, x: float, y: float, heading: float | None
@@ -71,21 +73,30 @@ def red_lights_run(state: np.ndarray, lights: list, lane_heading: dict[str, floa
     return sorted(found, key=lambda v: v["time_s"])
 
 
-def stop_signs_not_stopped(state: np.ndarray, lines: dict[str, tuple]) -> list[dict]:
-    """Stop signs the ego passed without stopping: one entry per crossing (time, sign:lane id,
-    position, the lowest speed on the approach); ``lines`` from lanes.stop_lines."""
+def stop_zone_m(ego_length: float) -> float:
+    """How far [m] before a stop line the centre of an ego ``ego_length`` [m] long may be for a
+    stop there to count: its front bumper within STOP_ZONE_MARGIN_M of the line."""
+    return 0.5 * ego_length + STOP_ZONE_MARGIN_M
+
+
+def stop_signs_not_stopped(state: np.ndarray, lines: dict[str, tuple], ego_length: float
+                           ) -> list[dict]:
+    """Stop signs the ego (``ego_length`` [m] long) passed without stopping: one entry per
+    crossing (time, sign:lane id, position, the lowest speed on the approach); ``lines`` from
+    lanes.stop_lines."""
     found = []
     if len(state) < 2:
         return found
+    zone = stop_zone_m(ego_length)
     for sign, (x, y, heading) in lines.items():
         crossed, along, lateral = _crossings(state, x, y, heading)
-        near = (along >= -STOP_ZONE_M) & (along < 0.0) & (np.abs(lateral) < LANE_HALF_WIDTH_M)
+        near = (along >= -zone) & (along < 0.0) & (np.abs(lateral) < LANE_HALF_WIDTH_M)
         for i in crossed:
             j = i - 1
             while j > 0 and near[j - 1]:
                 j -= 1  # back to where this approach entered the zone
             lowest = float(np.min(np.abs(state[j:i, 4]))) if near[i - 1] else float("inf")
-            if lowest > STOPPED_MPS:
+            if lowest > FULL_STOP_MPS:
                 found.append({"time_s": float(state[i, 0]), "sign": sign,
                               "position_m": [float(x), float(y)],
                               "min_speed_in_zone_mps": lowest if math.isfinite(lowest) else None})
@@ -154,7 +165,7 @@ def summarize(rec: Recording, lane_heading: dict[str, float],
         "ego_accidents": len(ego_accidents),
         "accident_details": rec.accidents,
         "red_lights_run": red_lights_run(st, rec.lights, lane_heading),
-        "stop_signs_not_stopped": stop_signs_not_stopped(st, stop_lines or {}),
+        "stop_signs_not_stopped": stop_signs_not_stopped(st, stop_lines or {}, ego_m),
         "min_ttc": min_time_to_collision(st, rec.agents, ego_m),
         "traffic_agents_max": max((len(a) for _, a in rec.agents), default=0),
         "real_time_factor_mean": float(np.mean(rtf)) if len(rtf) else 0.0,

@@ -29,8 +29,14 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
   throttle through the vehicle's drive force min(F_max, P/u) (the constant-power gearbox of 004)
   or to the brake through the total brake force: pedal = force / force at full pedal (the
   vehicle's inverse model, core.motion.stack_controller.LongitudinalModel, as the stack
-  controller's). Below 0.5 m/s with a braking (or zero) demand the brake is held at least at
-  ``hold_brake``.
+  controller's). Below ``HOLD_BELOW_MPS`` with a braking (or zero) demand the brake is held at
+  least at ``hold_brake``.
+- Stop signs: the stop is done (the sign is dropped, the ego goes on) at the first control step
+  with the front bumper within ``STOP_DONE_M`` of its stop point and the speed below
+  ``stop_sign_speed_mps`` (default core.ego.full_stop.FULL_STOP_MPS, the run report's
+  "stopped" threshold: that state is one the report sees, so it counts the stop). Until then
+  the creep law brings the bumper within 0.3 m of the stop point and brakes to a standstill
+  there, held by ``hold_brake``, so the stop always ends.
 Unknown light states (no traffic/lights received) count as green.
 """
 from __future__ import annotations
@@ -52,7 +58,8 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 
 POLYLINE_STEP_M = 2.0  # route sampling for the leader search (lanes are 3.5 m wide)
 PASSED_LINE_M = 0.5  # a line this far behind the front bumper has been passed
-STOPPED_MPS = 0.5  # below this speed a braking demand holds the brake
+HOLD_BELOW_MPS = 0.5  # below this speed a braking demand holds the brake (not a full stop)
+STOP_DONE_M = 1.0  # a stop sign's stop counts with the bumper this near its stop point (a choice)
 JUMP_M = 10.0  # ego this far from its route point: it was moved, pick the nearest lane again
 
 
@@ -259,7 +266,7 @@ class Autopilot:
                     out.append((self._stop(u, ahead, ds),
                                 "red_light" if state == RED else "yellow_light"))
             elif kind == "stop" and (idx, s_sig) not in self._cleared_stops:
-                if u < p.stop_sign_speed_mps and d < 1.0:
+                if u < p.stop_sign_speed_mps and d < STOP_DONE_M:
                     self._cleared_stops.add((idx, s_sig))
                 else:
                     out.append((self._stop(u, ahead, ds), "stop_sign"))
@@ -300,7 +307,7 @@ class Autopilot:
         the vehicle's longitudinal inverse model (stack_controller.LongitudinalModel)."""
         model = self.model
         force = model.force_n(accel, u)
-        if accel <= 0.0 and u < STOPPED_MPS:  # asked to stop or stay: hold the car
+        if accel <= 0.0 and u < HOLD_BELOW_MPS:  # asked to stop or stay: hold the car
             return 0.0, max(self.p.hold_brake,
                             min(-model.mass_kg * accel / model.max_brake_force_n, 1.0))
         if force >= 0.0:

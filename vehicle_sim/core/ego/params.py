@@ -6,16 +6,18 @@ Kesting, "Traffic Flow Dynamics" (2013), table 11.2; ITE yellow deceleration 3.0
 from it, not copied: t_s, d_0, both c_d, a_m, b, T, s0, a_lat, the yellow deceleration and the
 give-way speed; their bounds too (``DRIVER_*_MAX`` there, the same for every driver). Paper 004
 gives the structure of the laws (eqs. 6-13) but no gains. The ego differs from the moderate
-agent on purpose in one law parameter, ``stop_sign_speed_mps`` (a full stop, see its doc), and
-sets its desired speed as the limit minus ``cruise_margin_mps`` (the agents: a factor of the
-limit); it has none of the agents' red-run, sign-skipping or zebra parameters (it never runs a
-red light; no pedestrians are simulated).
+agent on purpose in one law parameter, ``stop_sign_speed_mps`` (a full stop,
+core.ego.full_stop.FULL_STOP_MPS, the run report's threshold), and sets its desired speed as the
+limit minus ``cruise_margin_mps`` (the agents: a factor of the limit); it has none of the
+agents' red-run, sign-skipping or zebra parameters (it never runs a red light; no pedestrians
+are simulated).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import SEED_MAX, spec
+from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS
 from vehicle_sim.core.traffic.kernels.driver_law import LEADER_RANGE_M
 from vehicle_sim.core.traffic.mapfile import MAX_SPEED_LIMIT_MPS
 from vehicle_sim.core.traffic.params import (
@@ -70,11 +72,14 @@ class EgoDriverParams:
                                          doc="stops at yellow if it needs less (ITE)")
     stop_margin_m: float = spec(1.0, unit="m", ge=0.0, le=10.0,
                                 doc="front bumper to stop line when stopped (a choice)")
-    stop_sign_speed_mps: float = spec(0.3, unit="m/s", ge=0.0, le=MAX_SPEED_LIMIT_MPS,
-                                      doc="below this at a stop line the stop is done: the ego "
-                                          "stops fully, as a stop sign requires and the run "
-                                          "report checks (the moderate traffic driver, "
-                                          "DriverProfile, rolls through at 2 m/s)")
+    stop_sign_speed_mps: float = spec(FULL_STOP_MPS, unit="m/s", gt=0.0, le=MAX_SPEED_LIMIT_MPS,
+                                      doc="the stop at a stop sign is done once the ego is "
+                                          "slower than this with its bumper within 1 m of its "
+                                          "stop point; then it goes on. The default is a full "
+                                          "stop, FULL_STOP_MPS, the run report's threshold: "
+                                          "above it the report counts a rolling stop (the "
+                                          "moderate traffic driver, DriverProfile, rolls "
+                                          "through at 2 m/s)")
     give_way_speed_mps: float = spec(MODERATE.give_way_speed_mps, unit="m/s", ge=0.0,
                                      le=MAX_SPEED_LIMIT_MPS, doc="speed at a give-way line")
     hold_brake: float = spec(0.3, unit="-", gt=0.0, le=1.0,
