@@ -79,3 +79,24 @@ def test_the_agents_crash_as_their_vehicle_file_says(vehicle_file, crash_class):
     c = sim.vehicle.chassis
     assert TrafficCrashes(sim).agent_body == (c.mass_kg, c.yaw_inertia_kgm2,
                                               crash_class_index(crash_class))
+
+
+@pytest.mark.parametrize("vehicle_file, crash_class", [("vehicles/medium_car.yaml", "medium"),
+                                                       ("vehicles/truck.yaml", "light_truck"),
+                                                       ("vehicles/van.yaml", "van")])
+def test_the_agents_are_published_as_the_kind_of_their_crash_class(tmp_path, vehicle_file,
+                                                                   crash_class):
+    """The ego's crash physics reads the agents' class from TrafficAgent.kind: truck agents
+    crashed with the ego as medium cars while crashing with each other as trucks."""
+    from vehicle_sim.core.accident.crash_params import crash_class_index, crash_classes
+    from vehicle_sim.core.accident.traffic_world import TrafficWorld
+    from vehicle_sim.core.traffic.node_params import TrafficNodeParams
+    model = tmp_path / "traffic.yaml"
+    model.write_text(f"initial_agents: 20\nzone: {{enabled: false}}\nvehicle_file: {vehicle_file}\n")
+    world = TrafficWorld(TrafficNodeParams(params_file=str(model)))
+    try:
+        published = world.with_scene(world.sim.agents())
+        assert len(published["uid"]) == 20
+        assert set(crash_classes(published["kind"])) == {crash_class_index(crash_class)}
+    finally:
+        world.close()

@@ -60,7 +60,8 @@ def uid_of_id(uids: np.ndarray, agent_id: int) -> int | None:
 
 
 def kinds(a: dict[str, np.ndarray]) -> np.ndarray:
-    """TrafficAgent.kind per agent: ``a["kind"]`` when given (scripted trucks), else KIND_CAR."""
+    """TrafficAgent.kind per agent: ``a["kind"]`` when given (TrafficWorld.with_scene: the
+    agents' vehicle file's crash class, a scripted vehicle's template kind), else KIND_CAR."""
     return np.asarray(a.get("kind", np.full(len(a["uid"]), TrafficAgent.KIND_CAR)),
                       dtype=np.uint8)
 

@@ -42,6 +42,14 @@ def crash_class_index(name: str) -> int:
     return CRASH_CLASSES.index(name)
 
 
+def kind_of_crash_class(name: str) -> int:
+    """The TrafficAgent.kind whose crash class (KIND_CRASH_CLASS) is ``name``: how a body of
+    that class is published. The message has no kind for the small and large cars: a car's
+    (medium) in the worlds that read the kind (the ego's crash physics)."""
+    crash_class_index(name)  # an unknown name: ValueError
+    return KIND_CRASH_CLASS.index(name) if name in KIND_CRASH_CLASS else 0
+
+
 def crash_classes(kinds) -> np.ndarray:
     """Crash class indices of TrafficAgent.kind values (KIND_CRASH_CLASS); an unknown kind is
     a car's (index of KIND_CRASH_CLASS[0])."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vehicle_sim.core.accident.crash_params import kind_of_crash_class
 from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
 from vehicle_sim.core.accident.scene_obstacles import SceneObstacles
 from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
@@ -82,7 +83,11 @@ class TrafficWorld:
         return damaged
 
     def with_scene(self, agents: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """``agents`` (TrafficSim.agents columns) then the scene's vehicles, if a scene runs."""
+        """``agents`` (TrafficSim.agents columns) with their TrafficAgent.kind (the agents'
+        vehicle file's crash class: kind_of_crash_class), then the scene's vehicles, if a scene
+        runs."""
+        kind = kind_of_crash_class(self.sim.vehicle.crash_class)
+        agents = {**agents, "kind": np.full(len(agents["uid"]), kind, dtype=np.int64)}
         if self.scene is None:
             return agents
         return join_agents(agents, self.scene.agents())
