@@ -49,28 +49,44 @@ def spec(default: Any = dataclasses.MISSING, *, unit: str = "", doc: str = "",
     return dataclasses.field(default=default, metadata=meta)
 
 
-# The float forms of YAML 1.2 (1e-3, 1.0e3) that ROS 2 reads as numbers (rcl's parameter parser:
-# strtod) and PyYAML's YAML 1.1 resolver leaves as strings.
-_ROS_FLOAT = re.compile(r"""^(?:[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+
-                             |[-+]?\.[0-9][0-9_]*[eE][-+]?[0-9]+)$""", re.X)
+# The float forms of YAML 1.2 (1e-3, 1.0e3, -.5) that ROS 2 reads as numbers (rcl's parameter
+# parser: strtod) and PyYAML's YAML 1.1 resolver leaves as strings.
+_ROS_FLOAT = re.compile(r"""^[-+]?(?:[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+
+                                |\.[0-9]+(?:[eE][-+]?[0-9]+)?)$""", re.X)
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
 class _RosYamlLoader(yaml.SafeLoader):
-    """PyYAML's safe loader reading ``_ROS_FLOAT`` text as a number."""
+    """PyYAML's safe loader read as ROS 2 reads parameters: ``_ROS_FLOAT`` text is a number, a
+    date is text (rcl has no timestamps), and an alias (``*name``) is refused, as rcl refuses it
+    (a few lines of nested aliases expand to gigabytes)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not supported",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+_RosYamlLoader.add_implicit_resolver(  # copies SafeLoader's resolvers: those stay as they are
+    "tag:yaml.org,2002:float", _ROS_FLOAT, list("-+0123456789."))
+for _first, _resolvers in _RosYamlLoader.yaml_implicit_resolvers.items():
+    _resolvers[:] = [(tag, rx) for tag, rx in _resolvers if tag != _TIMESTAMP]
 
 
 class _RosYamlDumper(yaml.SafeDumper):
-    """PyYAML's safe dumper quoting a string that ROS 2 would read back as a number."""
+    """PyYAML's safe dumper writing every string quoted: rcl reads an unquoted y, inf, 08 or
+    0X10 as a bool or a number, a quoted scalar always as a string."""
 
 
-for _cls in (_RosYamlLoader, _RosYamlDumper):  # each gets its own copy of SafeLoader's resolvers
-    _cls.add_implicit_resolver("tag:yaml.org,2002:float", _ROS_FLOAT, list("-+0123456789."))
+_RosYamlDumper.add_representer(
+    str, lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style="'"))
 
 
 def yaml_text(value: object) -> str:
     """A parameter value as one line of YAML that ROS 2 reads back as the same value
     (``-p name:=<text>``)."""
-    text = yaml.dump(value, Dumper=_RosYamlDumper, default_flow_style=True)
+    text = yaml.dump(value, Dumper=_RosYamlDumper, default_flow_style=True, width=2**31 - 1)
     return text.strip().removesuffix("\n...").strip()
 
 
@@ -245,7 +261,7 @@ def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str,
         return tuple(items)
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(source, key, f"expected true/false, got {value!r}")
+            raise ConfigError(source, key, f"expected true/false, got {_short(value)}")
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -265,10 +281,10 @@ def _convert(tp: Any, value: Any, meta: Mapping, source: str, key: str,
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(source, key, f"expected a string, got {value!r}")
+            raise ConfigError(source, key, f"expected a string, got {_short(value)}")
         choices = meta.get("choices")
         if choices and value not in choices:
-            raise ConfigError(source, key, f"{value!r} is not one of {', '.join(choices)}")
+            raise ConfigError(source, key, f"{_short(value)} is not one of {', '.join(choices)}")
         return value
     raise ConfigError(source, key, f"unsupported parameter type {tp!r}")
 
