@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vehicle_sim import graph
-from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.config import ConfigError, yaml_text
 from vehicle_sim.engine_setup import engine_params
 from vehicle_sim.paths import config_path, executable
 from vehicle_sim.progress import (
@@ -98,7 +100,7 @@ def live_child(args: dict[str, str], host: str, port: int,
     import importlib.util
     if importlib.util.find_spec("foxglove") is None:
         return None
-    ego = [] if vehicle_file is None else ["-p", f"vehicle_file:={vehicle_file}"]
+    ego = [] if vehicle_file is None else ["-p", f"vehicle_file:={yaml_text(str(vehicle_file))}"]
     return Child(graph.NodeSpec(name="live_view", executable="vehicle_sim_live",
                                 shutdown_on_exit=False),
                  [str(executable("vehicle_sim_live")), "--ros-args", "-r", "__node:=live_view",
@@ -131,6 +133,8 @@ class Runner:
         self.children, self.env, self.progress = children, env, progress
         self._lock = threading.Lock()
         self.output_closed = False  # our stdout's reader went away (`| head`): the run ends
+        self._stdout_errors = select.poll()  # POLLERR on a pipe whose reader is gone, before
+        self._stdout_errors.register(sys.stdout.fileno(), 0)  # any write (a quiet graph)
 
     def start(self, child: Child) -> None:
         child.proc = subprocess.Popen(child.command, env=self.env, stdout=subprocess.PIPE,
@@ -170,7 +174,8 @@ class Runner:
         while not stop.wait(0.1):
             if deadline is not None and time.monotonic() > deadline:
                 return f"wall-clock timeout of {timeout_s:g} s"
-            if self.output_closed:
+            if self.output_closed or self._stdout_errors.poll(0):
+                self.output_closed = True
                 return "standard output closed"
             for child in self.children:
                 reason = self._check(child)
@@ -316,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     runner.end_progress()
     runner._emit(report(children, reason) + "\n")
     if args["record"] == "true":
-        report_recording(Path(args["record_dir"]), started_wall)
+        report_recording(Path(args["record_dir"]), started_wall, runner._say)
     failed = [c for c in children
               if c.spec.name not in VIEWERS and c.exit_code not in (0, -signal.SIGINT)]
     return 1 if failed or "timeout" in reason else 0
@@ -329,21 +334,21 @@ def _finite(text: str) -> bool:
         return False
 
 
-def report_recording(record_dir: Path, since_wall: float) -> None:
+def report_recording(record_dir: Path, since_wall: float, say: Callable[[str], None]) -> None:
     """vehicle_sim_report on the recording this run wrote (the newest MCAP since it started);
     a report that cannot be made is one line, never the run's failure."""
     new = [p for p in record_dir.glob("*.mcap") if p.stat().st_mtime >= since_wall - 1.0]
     if not new:
-        print("[vehicle_sim_run] no recording found for the report", flush=True)
+        say("no recording found for the report")
         return
     from vehicle_sim.report.cli import write_report  # matplotlib: only for recorded runs
     recording = max(new, key=lambda p: p.stat().st_mtime)
     try:
         files = write_report(recording, recording.parent)
     except ValueError as exc:
-        print(f"[vehicle_sim_run] no report: {exc}", flush=True)
+        say(f"no report: {exc}")
         return
-    print(f"[vehicle_sim_run] report: {files['summary']} and {len(files) - 1} plots", flush=True)
+    say(f"report: {files['summary']} and {len(files) - 1} plots")
 
 
 def report(children: list[Child], reason: str) -> str:
