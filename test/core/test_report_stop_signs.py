@@ -10,12 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS
+from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS, STOP_ZONE_MARGIN_M
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.report.data import Recording
 from vehicle_sim.report.lanes import load_lanes, stop_lines
 from vehicle_sim.report.metrics import (
-    STOP_ZONE_MARGIN_M,
     ego_length_m,
     stop_signs_not_stopped,
     stop_zone_m,

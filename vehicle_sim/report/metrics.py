@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from vehicle_sim.core.config import ConfigError
-from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS  # (no kernels)
+from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS, STOP_ZONE_MARGIN_M  # (no kernels)
 from vehicle_sim.core.traffic.light_states import RED  # TrafficLight.STATE_RED (no kernels)
 from vehicle_sim.core.vehicle.params import load_vehicle
 from vehicle_sim.paths import config_path
@@ -31,10 +31,6 @@ LANE_HALF_WIDTH_M = 1.75  # half of the 3.5 m lanes of the shipped maps (a choic
 # default ego's, config/vehicles/medium_car.yaml
 DEFAULT_VEHICLE_FILE = "vehicles/medium_car.yaml"
 TTC_MAX_S = 60.0  # TTC beyond this is reported as none (no conflict)
-# a choice: a stop counts with the ego's front bumper up to this before the stop line (the
-# autopilot stops it stop_margin_m = 1 m before, done within STOP_DONE_M = 1 m more); the zone
-# of the centre is half the ego's length more (stop_zone_m)
-STOP_ZONE_MARGIN_M = 3.0
 
 
 def _crossings(state: np.ndarray, x: float, y: float, heading: float | None

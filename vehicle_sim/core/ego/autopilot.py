@@ -32,8 +32,8 @@ Reference point: the ego CG (base_link); pose in the map frame (ENU) [m, rad], f
   controller's). Below ``HOLD_BELOW_MPS`` with a braking (or zero) demand the brake is held at
   least at ``hold_brake``.
 - Stop signs: the stop is done (the sign is dropped, the ego goes on) at the first control step
-  with the front bumper within ``STOP_DONE_M`` of its stop point and the speed below
-  ``stop_sign_speed_mps`` (default core.ego.full_stop.FULL_STOP_MPS, the run report's
+  with the front bumper within core.ego.full_stop.STOP_DONE_M of its stop point and the speed
+  below ``stop_sign_speed_mps`` (default core.ego.full_stop.FULL_STOP_MPS, the run report's
   "stopped" threshold: that state is one the report sees, so it counts the stop). Until then
   the creep law brings the bumper within 0.3 m of the stop point and brakes to a standstill
   there, held by ``hold_brake``, so the stop always ends.
@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vehicle_sim.core.ego.full_stop import STOP_DONE_M
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
 from vehicle_sim.core.motion.stack_controller import LongitudinalModel
@@ -59,7 +60,6 @@ from vehicle_sim.core.vehicle.params import VehicleParams
 POLYLINE_STEP_M = 2.0  # route sampling for the leader search (lanes are 3.5 m wide)
 PASSED_LINE_M = 0.5  # a line this far behind the front bumper has been passed
 HOLD_BELOW_MPS = 0.5  # below this speed a braking demand holds the brake (not a full stop)
-STOP_DONE_M = 1.0  # a stop sign's stop counts with the bumper this near its stop point (a choice)
 JUMP_M = 10.0  # ego this far from its route point: it was moved, pick the nearest lane again
 
 

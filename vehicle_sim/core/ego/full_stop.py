@@ -1,4 +1,5 @@
-"""What "stopped at a stop sign" means, once for the ego autopilot and the run report.
+"""What "stopped at a stop sign" means, once for the ego autopilot and the run report: the speed
+and how near the line.
 
 A stop sign asks for zero speed (e.g. Vienna Convention art. 18(3) with sign B2); a measured
 speed is never exactly zero, so a full stop is a speed at or below ``FULL_STOP_MPS``: the ego's
@@ -7,6 +8,11 @@ on at the first state below it) and the report's check (report.metrics.stop_sign
 No imports: the report reads it without loading the numba kernels.
 """
 
-# [m/s] a choice: the measurement tolerance on zero speed; the traffic core's agents count as
-# waiting below the same 0.1 m/s (kernels.agent_vehicle)
+# [m/s] a choice: the measurement tolerance on zero speed
 FULL_STOP_MPS = 0.1
+# [m] a stop sign's stop is done with the ego's front bumper this near its stop point (a choice)
+STOP_DONE_M = 1.0
+# [m] a stop counts with the front bumper up to this before the stop line (a choice: the ego
+# stops stop_margin_m before it, at most STOP_ZONE_MARGIN_M - STOP_DONE_M, and is done within
+# STOP_DONE_M more); the report's zone of the centre is half the ego's length more
+STOP_ZONE_MARGIN_M = 3.0

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vehicle_sim.core.config import SEED_MAX, spec
-from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS
+from vehicle_sim.core.ego.full_stop import FULL_STOP_MPS, STOP_DONE_M, STOP_ZONE_MARGIN_M
 from vehicle_sim.core.traffic.kernels.driver_law import LEADER_RANGE_M
 from vehicle_sim.core.traffic.mapfile import MAX_SPEED_LIMIT_MPS
 from vehicle_sim.core.traffic.params import (
@@ -70,8 +70,9 @@ class EgoDriverParams:
     yellow_stop_decel_mps2: float = spec(MODERATE.yellow_stop_decel_mps2, unit="m/s^2", gt=0.0,
                                          le=DRIVER_ACCEL_MAX_MPS2,
                                          doc="stops at yellow if it needs less (ITE)")
-    stop_margin_m: float = spec(1.0, unit="m", ge=0.0, le=10.0,
-                                doc="front bumper to stop line when stopped (a choice)")
+    stop_margin_m: float = spec(1.0, unit="m", ge=0.0, le=STOP_ZONE_MARGIN_M - STOP_DONE_M,
+                                doc="front bumper to stop line when stopped (a choice; farther, "
+                                    "the run report would not count a stop sign's stop)")
     stop_sign_speed_mps: float = spec(FULL_STOP_MPS, unit="m/s", gt=0.0, le=MAX_SPEED_LIMIT_MPS,
                                       doc="the stop at a stop sign is done once the ego is "
                                           "slower than this with its bumper within 1 m of its "
