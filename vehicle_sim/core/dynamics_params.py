@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vehicle_sim.core.accident.params import AGENT_TIMEOUT_MAX_S
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.frames import ODOM_MAX_M, REFERENCE_POINTS, OdomInMap
 
@@ -75,7 +76,7 @@ class DynamicsParams:
                          doc="map whose static objects the ego can crash into (issue 11; trees, "
                              "poles, barriers, buildings), relative to the config dir; '' = no "
                              "crash contacts (neither statics nor traffic agents)")
-    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=60.0,
+    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=AGENT_TIMEOUT_MAX_S,
                                   doc="a traffic shard silent this long (sim time): its agents "
                                       "are no longer obstacles for the ego's crash contacts")
     odom_frame: str = spec("odom", doc="REP-105 odometry frame")

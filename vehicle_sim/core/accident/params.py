@@ -6,6 +6,10 @@ from typing import Any
 
 from vehicle_sim.core.config import spec
 
+# [s] the longest a traffic shard may be silent before its agents are dropped (this node's and
+# the dynamics node's crash contacts): agents that old are tens of metres off (a choice)
+AGENT_TIMEOUT_MAX_S = 5.0
+
 
 # contact episodes and impact parts mean the same in the detector and in the crash world
 # (CrashParams): one spec each, so the two defaults and bounds cannot drift apart
@@ -34,10 +38,9 @@ class AccidentParams:
     frame_id: str = spec("map", doc="frame of the event position (odom = map, REP-105 identity)")
     release_s: float = release_s_spec()
     part_margin_m: float = part_margin_m_spec()
-    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=5.0,
+    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=AGENT_TIMEOUT_MAX_S,
                                   doc="a traffic shard silent this long (sim time): its "
-                                      "agents are dropped (at most 5 s: agents that old are "
-                                      "tens of metres off)")
+                                      "agents are dropped")
     max_extrapolation_s: float = spec(0.2, unit="s", ge=0.0, le=2.0,
                                       doc="agents are moved at constant speed to the ego stamp, "
                                           "at most this far (a choice: at most 2 s, 28 m at "
