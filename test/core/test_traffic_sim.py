@@ -157,8 +157,9 @@ def test_records_with_wrong_width_are_refused(network):
 
 @pytest.mark.parametrize("name", ["medium_car", "small_car", "truck"])
 def test_the_agents_car_is_its_vehicle_file(network, name):
-    """Mass, yaw inertia, axles, axle cornering stiffnesses, mu, power, steering limit and box
-    of every agent come from TrafficParams.vehicle_file, read as the ego's models read it."""
+    """Mass, yaw inertia, axles, axle cornering stiffnesses, mu, power, steering limit, drive
+    force limit and box of every agent come from TrafficParams.vehicle_file, read as the ego's
+    models read it."""
     from vehicle_sim.core.config import ConfigError
     from vehicle_sim.paths import config_path
     v = P.load_vehicle(config_path(f"vehicles/{name}.yaml"))
@@ -167,9 +168,9 @@ def test_the_agents_car_is_its_vehicle_file(network, name):
     sim = TrafficSim(network, params, seed=1)
     ego = P.pack(v)  # the planar models' packing of the same file
     agent_columns = [lay.VP_M, lay.VP_IZ, lay.VP_A, lay.VP_B, lay.VP_CF, lay.VP_CR, lay.VP_MU,
-                     lay.VP_P, lay.VP_SMAX]
+                     lay.VP_P, lay.VP_SMAX, lay.VP_FMAX]
     ego_columns = [P.P_MASS, P.P_IZ, P.P_A, P.P_B, P.P_CAF, P.P_CAR, P.P_MU, P.P_PMAX,
-                   P.P_STEER_MAX]
+                   P.P_STEER_MAX, P.P_FMAX]
     assert sim.vp[agent_columns].tolist() == ego[ego_columns].tolist()
     active = sim.store.ai[lay.AI_ACTIVE] != lay.FREE
     assert set(sim.store.af[lay.AF_LENGTH, active]) == {v.chassis.length_m}
@@ -218,3 +219,28 @@ def test_random_positions_drawn_at_once_equal_one_try_at_a_time(network, n, mask
         assert len(got) == 8  # the break after the n-th position was taken
     if n == 400 and masked:
         assert 0 < len(got) < 400  # ... and the case where every try was used
+
+
+def test_an_agent_drives_with_at_most_its_vehicle_files_drive_force(tmp_path):
+    """The single-track agent's drive force is min(F_max, P / u) of its vehicle file (one law,
+    core.vehicle.drive_law): a car whose F_max allows 0.2 m/s^2 speeds up no faster, whatever
+    its driver asks for (the kernel left F_max out before)."""
+    from test.core.test_traffic_instructor import road, sim_on
+    from vehicle_sim.core.traffic import agents as ag
+    from vehicle_sim.core.vehicle.drive_law import full_drive_force_n
+    from vehicle_sim.paths import config_path
+    weak = tmp_path / "weak_car.yaml"
+    weak.write_text(config_path("vehicles/medium_car.yaml").read_text().replace(
+        "max_drive_force_n: 14097.7", "max_drive_force_n: 245.2"))  # 0.2 m/s^2 for 1226 kg
+
+    def speed_gain(vehicle_file: str) -> float:
+        sim = sim_on(road(), vehicle_file=vehicle_file, lod_radius_m=1e4)
+        slot = sim.spawn(0, 100.0, speed=5.0, profile=ag.AGGRESSIVE)
+        for _ in range(40):  # 2 s, the ego far behind: every agent on the single-track model
+            sim.step(0.05, (0.0, 0.0, 0.0, 0.0))
+        assert sim.store.ai[lay.AI_DYN, slot] != lay.DYN_KINEMATIC
+        return float(sim.store.af[lay.AF_U, slot]) - 5.0
+    assert speed_gain(str(weak)) <= 2.0 * 245.2 / 1225.887 + 1e-6 < 0.5 < speed_gain(
+        "vehicles/medium_car.yaml")
+    assert full_drive_force_n(14097.7, 67034.6, 0.0) == 14097.7  # F_max at rest
+    assert full_drive_force_n(14097.7, 67034.6, 10.0) == pytest.approx(6703.46)  # P / u

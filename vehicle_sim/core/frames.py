@@ -48,7 +48,8 @@ def cross3(a, b) -> np.ndarray:
 
 
 def point_velocity(v_mps, w_radps, r_m) -> np.ndarray:
-    """Velocity [m/s] of the body's point r_m [m] (from the CG): v + w x r, all in body axes."""
+    """Velocity [m/s] of the body's point r_m [m] (from the CG): v + w x r, all three in one set
+    of axes (body axes in the models, map axes in the accident detector)."""
     return np.asarray(v_mps, dtype=float) + cross3(w_radps, r_m)
 
 

@@ -5,8 +5,8 @@ small-angle single-track model (eqs. 1-5) with linear tyres F_y = C alpha (C = C
 lateral states (v, r) integrated by backward Euler (the model is stiff at urban speeds: the
 pole -(C_f + C_r)/(m u) reaches -70 1/s at 3 m/s) and u, pose by forward Euler. Others move
 kinematically along their lane centre (as MITSIM / AIMSUN-type models, 004 sec. 5).
-Longitudinal force F_x = m a_pedal on the front axle (x-drive, front brakes), limited to P / u
-(004: constant-power automatic gearbox, hyperbolic).
+Longitudinal force F_x = m a_pedal on the front axle (x-drive, front brakes), a drive force at
+most min(F_max, P / u) (004: constant-power automatic gearbox; core.vehicle.drive_law).
 """
 from __future__ import annotations
 
