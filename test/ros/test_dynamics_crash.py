@@ -79,7 +79,9 @@ def test_the_run_summary_lists_the_damage(ros_node, start_node, tmp_path):
     for _ in range(20):  # 1 s for the sample to arrive
         ros_node.test_executor.spin_once(timeout_sec=0.05)
     out = node.stop()
-    summary = json.loads(next(tmp_path.glob("summary-*.json")).read_text())
+    written = list(tmp_path.glob("summary-*.json"))
+    assert len(written) == 1, f"the monitor wrote {written}; it said:\n{out}"
+    summary = json.loads(written[0].read_text())
     ego = summary["damage"]["ego"]
     assert ego["level"][VehicleDamage.PART_FRONT_CENTRE] == VehicleDamage.LEVEL_SEVERE
     assert ego["impulse_ns"][VehicleDamage.PART_FRONT_CENTRE] == 12_000.0
