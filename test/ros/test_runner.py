@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from vehicle_sim import graph, runner
+from vehicle_sim.core.config import parse_yaml, yaml_text
 
 RUNNER = str(Path(sys.executable).parent / "vehicle_sim_run")
 
@@ -202,8 +203,10 @@ def test_runner_commands_match_the_declared_graph():
         cmd = runner.node_command(spec, args, scenario)
         assert cmd[1:4] == ["--ros-args", "-r", f"__node:={spec.name}"]
         assert "use_sim_time:=true" in cmd
-        for name in spec.args:
-            assert f"{name}:={args[name]}" in cmd
+        for name in spec.args:  # as rcl reads it back: a string quoted, a number bare
+            value = parse_yaml(args[name], "t")
+            assert f"{name}:={yaml_text(value)}" in cmd
+            assert yaml_text(value) == (f"'{value}'" if isinstance(value, str) else args[name])
         if spec.params_file:
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()
     assert graph.node_parameters(scenario.nodes[0], args, scenario) == {
