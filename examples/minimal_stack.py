@@ -18,8 +18,11 @@ lanelet2 and numpy. What it does:
   while a moving object crossing its path there is predicted (constant velocity) to be in it
   between now and CRITICAL_GAP_S after the ego reaches the hold point (gap acceptance).
 
-It is not a lockstep peer: with ``use_sim_time`` it computes a command for every 50 ms of
-simulation time of odometry it receives, and the bridge forwards stack commands as they arrive.
+It knows no lockstep protocol: with ``use_sim_time`` it computes a command for every 50 ms of
+simulation time of odometry it receives, and the bridge forwards stack commands as they arrive;
+in a lockstep run the bridge holds the simulation until such a command has come (at most its
+``stack_lag_s`` of sim time after the previous one), so a slow machine slows the run, not the
+stack's reactions.
 Assumptions kept simple on purpose: map = odom (the simulator's default ``odom_in_map``; a stack
 for an offset map -> odom would read it from /tf_static) and base_link at the CG (the default
 ``base_link:=cg``; FRONT_M below).

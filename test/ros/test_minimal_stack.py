@@ -1,9 +1,10 @@
 """Proof (issue 12): an external stack with no vehicle_sim code of its own drives the ego.
 
-The urban graph without its ego_driver runs in real time (`urban_stack`), as a stack meets a
-simulator: the stack is not a lockstep peer, so in lockstep (or fast) mode the simulation would
-run ahead of it by however much a loaded machine delays it, and what it sees would depend on the
-machine (a clean-clone CI run in lockstep: a collision in a turn, a stop short of the goal).
+The urban graph without its ego_driver runs in lockstep (`urban_stack`), the bridge a lockstep
+peer that holds each frame until the stack has commanded at most 0.1 s of sim time before it
+(core.motion.stack_sync): what the stack sees and when its commands act is then set by sim time,
+not by how fast a loaded machine runs it. (In real time a clean-clone CI run on a loaded host
+drove 157 m of the 190: the stack's commands came late and the bridge braked between them.)
 examples/minimal_stack.py runs as a separate process on the same ROS_DOMAIN_ID with only
 standard interfaces (odometry, the Lanelet2 export, Autoware perception objects and light groups,
 Ackermann commands). The
@@ -50,8 +51,8 @@ SAME_PLACE_M = 2.5             # two centres this close are at the same place (t
 CROSSING_RAD = math.radians(45.0)  # headings further apart: crossing, not following
 MIN_TIME_GAP_S = 1.0           # a crossing agent this soon where the ego was (or the ego where it
                                # was): not yielded. The stack accepts gaps of 5 s and needs ~2.5 s
-                               # to clear the lane, so ~1 s of command lag on a busy host still
-                               # leaves more (a collision: 0 s)
+                               # to clear the lane, so its commands' lag (at most the bridge's
+                               # stack_lag_s, 0.1 s) still leaves more (a collision: 0 s)
 
 
 def stop_line_y() -> float:
@@ -124,8 +125,8 @@ def run(tmp_path_factory):
     osm = tmp / "urban.osm"
     subprocess.run([str(BIN / "vehicle_sim_export_map"), "maps/urban_grid.yaml", "--out",
                     str(osm)], check=True, capture_output=True, timeout=60)
-    # the stack first, with its map loaded, so the run does not start while it is still
-    # importing and loading (it is not a lockstep peer: the sim would not wait for it)
+    # the stack first, with its map loaded (the run would wait for its first command, but the
+    # run's own wall-clock timeout counts from its start)
     stack = subprocess.Popen([sys.executable, str(STACK), "--map", str(osm), "--goal",
                               f"{GOAL[0]},{GOAL[1]}"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -143,11 +144,11 @@ def run(tmp_path_factory):
     try:
         assert ready.wait(120.0) and stack.poll() is None, "".join(lines)[-3000:]
         sim = subprocess.run([str(BIN / "vehicle_sim_run"), "--scenario", "urban_stack",
-                              "--mode", "realtime", "--duration", str(DURATION_S), "--seed",
+                              "--mode", "lockstep", "--duration", str(DURATION_S), "--seed",
                               str(SEED), "--record", "true", "--record_dir", str(tmp),
-                              "--timeout", "240"],
+                              "--timeout", "900"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=300)
+                             timeout=960)
         sim_out = sim.stdout
     finally:
         stack.send_signal(signal.SIGINT)
@@ -181,9 +182,9 @@ def test_the_stack_drives_the_ego_around_the_block(run):
     # at rest at the end on the third side: at the goal (the stack aims its CG 2.3 m before it;
     # measured 2.3 m past it after braking from 7.3 m/s, the speed controller lagging the
     # stack's 2.5 m/s^2 profile), or short of it behind a car queued at the next junction's
-    # light: the stack is not a lockstep peer, so on a loaded machine its commands lag and it
-    # can reach that junction in another phase of its light (a clean-clone CI run: at rest
-    # 21.75 m short of the goal)
+    # light: the stack's commands act up to stack_lag_s late, not at the same frame in every
+    # run, so it can reach that junction in another phase of its light (a clean-clone CI run
+    # in real time: at rest 21.75 m short of the goal)
     x, y = xy[-1]
     assert abs(y - GOAL[1]) < 1.0 and GOAL[0] - 5.0 < x < CHECKPOINTS[2][0] + 3.0, xy[-1]
     assert abs(states[-1].twist.linear.x) < 0.2

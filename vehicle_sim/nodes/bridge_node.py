@@ -13,7 +13,10 @@ and sends the UDP frame at its deadline; the rig-input thread decodes packets. W
 freshness use the wall clock (time.monotonic): a dead simulator freezes sim time, only the wall
 clock notices. Headers carry the sim time of the newest vehicle state. So the node reads no ROS
 clock: it keeps use_sim_time false whatever the graph passes (a /clock subscription would run 1 kHz
-of callbacks in the executor, holding the interpreter lock the platform loop waits for). In real
+of callbacks in the executor, holding the interpreter lock the platform loop waits for). In
+lockstep (``lockstep``, a lockstep peer) it acknowledges the /clock ticks once the stack has
+commanded recently enough in sim time (nodes.bridge_lockstep), and the stack's freshness is
+measured in sim time. In real
 time the executor and Fast DDS's threads run at SCHED_FIFO one level below the loop: a DDS thread
 preempted by the machine's other work while it holds a reader's lock would hold the executor, and
 with it the interpreter lock, as long.
@@ -53,6 +56,7 @@ from vehicle_sim.msg import MotionCue, SimStatus, VehicleControl, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos, stack_inputs
 from vehicle_sim.nodes.bridge_faults import BridgeFaults
+from vehicle_sim.nodes.bridge_lockstep import BridgeLockstep
 from vehicle_sim.nodes.bridge_msgs import StateSample, motion_cue, state_sample
 from vehicle_sim.nodes.diagnostics import Diagnostics, link_check, source_check
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
@@ -86,6 +90,7 @@ class BridgeNode(Node):
             vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
         self.arbiter = CommandArbiter(p.arbiter_params(self.platform.ffb.steering_ratio, tuple(
             t.name for t in self.inputs.sources)), self.steering)
+        self.lockstep = BridgeLockstep(self, p) if p.lockstep else None
         self.reports = VehicleReports.create(  # Autoware's /vehicle/status
             self, self.inputs, p.base_link, vehicle)
         # (stack topic, problem kind) -> wall time of its last warning
@@ -194,8 +199,10 @@ class BridgeNode(Node):
         link_up = not self.faults.lost("platform")
         self.frames.put(k, frame.payload if link_up else None)  # first: its deadline comes
         with self._lock:
-            steer, decision = self.arbiter.cycle(now, sample.aligning_nm if sample else 0.0,
-                                                 conv.to_ns(sample.stamp) if sample else 0)
+            steer, decision = self.arbiter.cycle(
+                now, sample.aligning_nm if sample else 0.0,
+                conv.to_ns(sample.stamp) if sample else 0,
+                self.lockstep.now_s() if self.lockstep is not None else None)
         if self.serial is not None and link_up and self.cycles % self._serial_every == 0:
             self.serial.send(frame.payload, now)
         if self.wheel is not None and self.wheel.has_ff and steer.ff_level is not None:
@@ -300,8 +307,12 @@ class BridgeNode(Node):
             self.get_logger().warning(f"{topic.topic}: {problem}")
         if command is None:  # rejected (the previous valid command stays) or state only
             return
-        if self.arbiter.offer(topic.name, command, time.monotonic()):
+        sync = self.lockstep
+        if self.arbiter.offer(topic.name, command, time.monotonic() if sync is None
+                              else sync.now_s()):
             self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop
+        if sync is not None:  # after the command went out: the next frame may come
+            sync.on_command()
 
     def _on_estop(self, request: SetBool.Request, response: SetBool.Response):
         with self._lock:

@@ -43,7 +43,7 @@ class StackInput:
     """One command source of an autonomy stack."""
 
     name: str  # as published on bridge/active_source
-    timeout_s: float  # [s] wall clock: an older command is not fresh
+    timeout_s: float  # [s] wall clock (sim time in lockstep): an older command is not fresh
 
 
 @dataclass(frozen=True)
@@ -97,10 +97,12 @@ class CommandArbiter:
             self._hold_steer(command)
         return forward
 
-    def cycle(self, now_s: float, aligning_moment_nm: float, stamp_ns: int
-              ) -> tuple[SteeringFrame, Decision]:
-        """Run the steering rig's cycle and decide the source; stamp_ns: newest vehicle state."""
-        name, stack_cmd = self._fresh_stack(now_s)
+    def cycle(self, now_s: float, aligning_moment_nm: float, stamp_ns: int,
+              stack_now_s: float | None = None) -> tuple[SteeringFrame, Decision]:
+        """Run the steering rig's cycle and decide the source; stamp_ns: newest vehicle state;
+        ``stack_now_s``: the clock of the stack commands' freshness when it is not ``now_s``
+        (lockstep with the stack: sim time, as ``offer`` was given, core.motion.stack_sync)."""
+        name, stack_cmd = self._fresh_stack(now_s if stack_now_s is None else stack_now_s)
         frame = self.steering.cycle(now_s, aligning_moment_nm)
         self._driver(frame.driver, stamp_ns)
         if self.estopped:

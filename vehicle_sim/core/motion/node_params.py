@@ -98,6 +98,17 @@ class BridgeNodeParams:
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "autonomy commands are forwarded as they arrive, not by the "
                          "wall-clock loop, so the dynamics node gets each one in its frame")
+    lockstep: bool = spec(False, doc="hold each /clock tick until a stack command arrived at "
+                                     "most stack_lag_s before it, then acknowledge it "
+                                     "(core.motion.stack_sync; dynamics mode lockstep, set by "
+                                     "the scenario's lockstep_peer)")
+    stack_lag_s: float = spec(0.1, unit="s", ge=0.01, le=10.0,
+                              doc="lockstep: sim time may run this far ahead of the newest stack "
+                                  "command (two periods of a 20 Hz stack); below "
+                                  "autonomy_timeout_s")
+    stack_wait_s: float = spec(30.0, unit="s", gt=0.0, le=3600.0,
+                               doc="lockstep: wall time the run waits for a silent stack, then "
+                                   "goes on without it (it brakes) until the stack commands again")
     stats_period_s: float = spec(10.0, unit="s", ge=0.0, le=3600.0,
                                  doc="log loop lateness and packet counts this often, 0 = at exit")
 
@@ -115,6 +126,13 @@ class BridgeNodeParams:
             if getattr(self, name) > self.platform_rate_hz:
                 raise ValueError(f"{name} must not exceed platform_rate_hz "
                                  f"{self.platform_rate_hz:g} Hz")
+        if self.lockstep and self.stack_lag_s >= self.autonomy_timeout_s:
+            raise ValueError(f"stack_lag_s {self.stack_lag_s:g} s must be below "
+                             f"autonomy_timeout_s {self.autonomy_timeout_s:g} s: a command that "
+                             f"old is no longer fresh, so the run would brake while it waits")
+        if self.lockstep and (self.input_port or self.evdev_device):
+            raise ValueError("lockstep paces the run by the stack's commands in sim time: no "
+                             "rig input (input_port 0, evdev_device '')")
         if len(self.evdev_axes) != len(EVDEV_AXES) or not all(
                 a.startswith("ABS_") for a in self.evdev_axes):
             raise ValueError(f"evdev_axes needs {len(EVDEV_AXES)} ABS_* codes "

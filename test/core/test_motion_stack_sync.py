@@ -1,0 +1,87 @@
+"""Lockstep with an external stack (core.motion.stack_sync): frames wait for its commands, a
+silent stack releases them after a wall-clock wait, its return holds them again; the arbiter
+measures the stack's freshness on the clock it is given."""
+import pytest
+
+from vehicle_sim.core.controls import DriveCommand
+from vehicle_sim.core.motion.arbiter import ArbiterParams, CommandArbiter, StackInput
+from vehicle_sim.core.motion.node_params import BridgeNodeParams
+from vehicle_sim.core.motion.params import FfbParams, InputParams, MuxParams
+from vehicle_sim.core.motion.stack_sync import StackSync
+from vehicle_sim.core.motion.steering import SteeringBridge
+from vehicle_sim.core.vehicle.interface import Controls
+
+MS = 1_000_000
+FRAME_NS = 10 * MS  # a lockstep frame of 10 physics steps at 1 kHz
+
+
+def acked(sync: StackSync, t_ns: int, now_s: float = 0.0) -> bool:
+    ok, _ = sync.ready(t_ns, now_s)
+    if ok:
+        sync.frame_done(t_ns)
+    return ok
+
+
+def test_the_first_frame_waits_for_the_first_command():
+    sync = StackSync(100 * MS, wait_s=30.0)
+    assert not acked(sync, FRAME_NS, 0.0) and not acked(sync, FRAME_NS, 29.9)
+    assert sync.on_command() is None
+    assert acked(sync, FRAME_NS, 30.0)
+
+
+def test_sim_time_runs_at_most_the_lag_ahead_of_the_newest_command():
+    sync = StackSync(100 * MS, wait_s=30.0)
+    sync.on_command()  # at frame 0
+    frames = [t for t in range(FRAME_NS, 300 * MS, FRAME_NS) if acked(sync, t)]
+    assert frames == list(range(FRAME_NS, 101 * MS, FRAME_NS))  # up to 0.1 s, not one more
+    assert not acked(sync, 110 * MS)
+    sync.on_command()  # the stack answers at frame 0.1 s
+    assert acked(sync, 110 * MS) and acked(sync, 200 * MS) and not acked(sync, 210 * MS)
+    assert sync.now_s() == pytest.approx(0.2)
+
+
+def test_a_silent_stack_releases_the_frames_and_its_return_holds_them_again():
+    sync = StackSync(100 * MS, wait_s=2.0)
+    sync.on_command()
+    assert acked(sync, 100 * MS, 0.0)
+    assert sync.ready(110 * MS, 10.0) == (False, None)  # the wait starts here
+    ok, line = sync.ready(110 * MS, 12.0)
+    assert ok and sync.released and "no stack command for 2 s" in line and "t=0.110" in line
+    sync.frame_done(110 * MS)
+    assert all(acked(sync, t, 12.0) for t in range(120 * MS, 5000 * MS, FRAME_NS))
+    assert "again" in sync.on_command() and not sync.released  # at frame 4.99 s
+    assert acked(sync, 5090 * MS, 12.0) and not acked(sync, 5100 * MS, 12.0)
+    # each wait is timed from its own start: a release long ago is not carried over
+    assert sync.ready(5100 * MS, 13.9) == (False, None)
+
+
+@pytest.mark.parametrize("lag_ns, wait_s", [(0, 1.0), (-5, 1.0), (MS, 0.0),
+                                            (MS, float("nan"))])
+def test_bad_settings_are_refused(lag_ns, wait_s):
+    with pytest.raises(ValueError, match="StackSync"):
+        StackSync(lag_ns, wait_s)
+
+
+def test_the_bridge_refuses_a_lag_the_arbiter_would_time_out_and_a_rig_in_lockstep():
+    with pytest.raises(ValueError, match="stack_lag_s 0.5 s must be below autonomy_timeout_s"):
+        BridgeNodeParams(lockstep=True, stack_lag_s=0.5, autonomy_timeout_s=0.5)
+    with pytest.raises(ValueError, match="no rig input"):
+        BridgeNodeParams(lockstep=True, input_port=5555)
+    BridgeNodeParams(lockstep=False, stack_lag_s=0.5, autonomy_timeout_s=0.5)  # not in lockstep
+
+
+def test_the_arbiter_times_the_stack_on_the_clock_it_is_given():
+    """In lockstep the wall clock runs on while the run waits for the stack: the stack's
+    command stays fresh in sim time (given as stack_now_s), however long the wall wait."""
+    params = ArbiterParams(stack_inputs=(StackInput("ackermann", 0.5),), driver_fallback=False,
+                           forward_on_receipt=True, publish_every=1, steering_ratio=15.0,
+                           max_gear=1)
+    a = CommandArbiter(params, SteeringBridge(InputParams(), MuxParams(), FfbParams()))
+    cmd = DriveCommand(Controls(throttle=0.2), stamp_ns=0)
+    assert a.offer("ackermann", cmd, 1.0)  # sim time 1.0 s
+    assert a.cycle(100.0, 0.0, 0, stack_now_s=1.4)[1].source == "ackermann"  # wall 100 s
+    assert a.cycle(100.1, 0.0, 0, stack_now_s=1.6)[1].source == "none"
+    # without stack_now_s the stack is timed on now_s, as in real time
+    assert a.offer("ackermann", cmd, 200.0)
+    assert a.cycle(200.4, 0.0, 0)[1].source == "ackermann"
+    assert a.cycle(200.6, 0.0, 0)[1].source == "none"

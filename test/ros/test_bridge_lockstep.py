@@ -1,0 +1,95 @@
+"""The bridge as a lockstep peer (nodes.bridge_lockstep), a real process over real DDS: a /clock
+tick is acknowledged once an autonomy command arrived at most stack_lag_s of sim time before it;
+while the run waits, the command stays fresh (its age is sim time, not the wall clock); a stack
+silent for stack_wait_s releases the frames with one warning, and its next command holds them
+again."""
+from __future__ import annotations
+
+import time
+
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import String
+from vehicle_sim.msg import LockstepAck, VehicleControl
+
+from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes import qos
+
+MS = 1_000_000
+FRAME_NS = 10 * MS
+WAIT_S = 2.0  # the bridge's stack_wait_s here
+
+
+def spin_for(node, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        node.test_executor.spin_once(timeout_sec=0.02)
+
+
+def test_frames_wait_for_the_stack_and_a_silent_stack_releases_them(ros_node, start_node):
+    proc = start_node("bridge_node", params={
+        "mode": "lockstep", "lockstep": "true", "stack_lag_s": 0.1, "stack_wait_s": WAIT_S,
+        "autonomy_timeout_s": 0.5, "platform_rate_hz": 100.0, "stats_period_s": 0.0})
+    acks: list[int] = []
+    sources: list[str] = []
+    controls: list[VehicleControl] = []
+    ros_node.create_subscription(LockstepAck, "/sim/lockstep_ack",
+                                 lambda m: acks.append(conv.to_ns(m.stamp)), qos.LOCKSTEP_ACK_IN)
+    ros_node.create_subscription(String, "bridge/active_source",
+                                 lambda m: sources.append(m.data), qos.LATCHED)
+    ros_node.create_subscription(VehicleControl, "vehicle/control", controls.append,
+                                 qos.COMMAND)
+    clock = ros_node.create_publisher(Clock, "/clock", qos.clock(lockstep=True))
+    stack = ros_node.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+    ros_node.spin_until(lambda: clock.get_subscription_count() > 0
+                        and stack.get_subscription_count() > 0 and sources[-1:] == ["none"],
+                        timeout_s=60.0, what="the bridge's /clock and autonomy readers")
+
+    def tick(t_ns: int) -> None:
+        clock.publish(Clock(clock=conv.stamp(t_ns)))
+
+    def command(throttle: float) -> None:
+        stack.publish(VehicleControl(throttle=throttle, gear=1))
+
+    # the first frame waits for the stack's first command (its wait is WAIT_S of wall time)
+    tick(FRAME_NS)
+    spin_for(ros_node, 0.5)
+    assert acks == []
+    command(0.1)
+    ros_node.spin_until(lambda: acks == [FRAME_NS], what="the first frame's ack")
+    # the command arrived with no frame acknowledged (sim time 0): frames up to 0.1 s go on,
+    # the next one waits, however long on the wall clock: the command is fresh in sim time
+    for k in range(2, 12):
+        tick(k * FRAME_NS)
+    ros_node.spin_until(lambda: acks[-1:] == [10 * FRAME_NS], what="frames up to 0.1 s")
+    spin_for(ros_node, 1.0)  # twice the autonomy timeout of wall time
+    assert acks[-1] == 10 * FRAME_NS and sources[-1] == "autonomy", (acks[-3:], sources)
+    command(0.2)  # at frame 0.1 s: the run goes on to 0.2 s
+    ros_node.spin_until(lambda: acks[-1:] == [11 * FRAME_NS], what="the held frame's ack")
+    ros_node.spin_until(lambda: len(controls) >= 2, what="the forwarded commands")
+    spin_for(ros_node, 0.2)
+    assert [c.throttle for c in controls] == [0.1, 0.2]  # each forwarded once, as it came
+    # the stack goes silent: frame 0.21 s waits WAIT_S, then the frames go on without it
+    for k in range(12, 22):
+        tick(k * FRAME_NS)
+    ros_node.spin_until(lambda: acks[-1:] == [20 * FRAME_NS], what="frames up to 0.2 s")
+    held_at = time.monotonic()
+    tick(21 * FRAME_NS)
+    ros_node.spin_until(lambda: acks[-1:] == [21 * FRAME_NS], timeout_s=3 * WAIT_S,
+                        what="the release after stack_wait_s")
+    assert time.monotonic() - held_at >= WAIT_S - 0.1
+    for k in range(22, 100):  # released: no wait; 0.5 s of sim time after 0.1 s: stale
+        tick(k * FRAME_NS)
+    ros_node.spin_until(lambda: acks[-1:] == [99 * FRAME_NS] and sources[-1] == "none",
+                        what="released frames, the stale stack no source")
+    # the stack commands again (at frame 0.99 s): frames wait for it again from there
+    command(0.3)
+    ros_node.spin_until(lambda: sources[-1] == "autonomy", what="the stack back")
+    for k in range(100, 112):
+        tick(k * FRAME_NS)
+    ros_node.spin_until(lambda: acks[-1:] == [109 * FRAME_NS], what="frames up to 1.09 s")
+    spin_for(ros_node, 0.5)
+    assert acks[-1] == 109 * FRAME_NS
+    out = proc.stop()
+    assert out.count("lockstep goes on without the stack") == 1, out
+    assert "no stack command for 2 s of wall time at t=0.210 s" in out, out
+    assert out.count("lockstep waits for them again") == 1, out

@@ -1,0 +1,66 @@
+"""Lockstep with an external stack: sim time runs at most ``lag_ns`` ahead of its newest command.
+
+An autonomy stack is no lockstep peer: it speaks only standard topics. In lockstep the bridge
+(which receives its commands) acknowledges a frame once a stack command has arrived at most
+``lag_ns`` of sim time before it, so a stack starved of CPU slows the run down instead of
+falling behind it (CARLA's ROS bridge does the same in its synchronous mode with
+``synchronous_mode_wait_for_vehicle_control_command``). A command's time is the frame the bridge
+had acknowledged when it arrived: unstamped commands (cmd_vel) count as well, and a stack that
+stamps its commands with its own clock cannot run the simulation ahead.
+
+A stack that goes silent must not hold the run forever: after ``wait_s`` of wall time without a
+command the frames go on without it (released), its commands time out in sim time and the
+vehicle brakes (the arbiter's and the dynamics node's watchdogs); its next command holds the
+frames again. The first frame waits ``wait_s`` too: the run starts once the stack answers its
+first odometry.
+"""
+from __future__ import annotations
+
+
+class StackSync:
+    """Whether the bridge may acknowledge a lockstep frame (module docstring). Not thread-safe:
+    the bridge calls it from its executor thread only."""
+
+    def __init__(self, lag_ns: int, wait_s: float):
+        if lag_ns <= 0 or not wait_s > 0.0:
+            raise ValueError(f"StackSync needs lag_ns > 0 and wait_s > 0, got {lag_ns}, {wait_s}")
+        self.lag_ns, self.wait_s = lag_ns, wait_s
+        self.frame_ns = 0  # the newest frame acknowledged [ns]
+        self.command_frame_ns: int | None = None  # frame_ns when the newest command arrived
+        self.released = False  # the stack was silent wait_s: frames go on without it
+        self._waiting_since: float | None = None  # wall time [s] the current wait began
+
+    def on_command(self) -> str | None:
+        """A stack command arrived; a line to log when it ends a release, else None."""
+        self.command_frame_ns = self.frame_ns
+        self._waiting_since = None
+        if not self.released:
+            return None
+        self.released = False
+        return (f"stack commands again at t={self.frame_ns * 1e-9:.3f} s: lockstep waits for "
+                f"them again")
+
+    def ready(self, t_ns: int, now_s: float) -> tuple[bool, str | None]:
+        """May frame ``t_ns`` be acknowledged at wall time ``now_s`` [s]; a line to log when
+        this call releases the frames (the stack has been silent ``wait_s``)."""
+        heard = self.command_frame_ns is not None and t_ns - self.command_frame_ns <= self.lag_ns
+        if heard or self.released:
+            self._waiting_since = None
+            return True, None
+        if self._waiting_since is None:
+            self._waiting_since = now_s
+        if now_s - self._waiting_since < self.wait_s:
+            return False, None
+        self.released = True
+        return True, (f"no stack command for {self.wait_s:g} s of wall time at t="
+                      f"{t_ns * 1e-9:.3f} s: lockstep goes on without the stack (its commands "
+                      f"time out, the vehicle brakes) until it commands again")
+
+    def frame_done(self, t_ns: int) -> None:
+        """Frame ``t_ns`` was acknowledged."""
+        self.frame_ns = max(self.frame_ns, t_ns)
+
+    def now_s(self) -> float:
+        """Sim time [s] of the newest frame: the arbiter's clock for the stack's freshness in
+        lockstep (its wall-clock timeout would fire while the run waits for the stack)."""
+        return self.frame_ns * 1e-9

@@ -1,0 +1,47 @@
+"""The bridge as a lockstep peer: each /clock tick is acknowledged once the stack has commanded
+recently enough in sim time (core.motion.stack_sync.StackSync), so a lockstep run waits for an
+external stack instead of running ahead of it (scenario urban_stack in mode lockstep)."""
+from __future__ import annotations
+
+import time
+
+from rclpy.clock import Clock as RosClock
+from rclpy.clock import ClockType
+from rclpy.node import Node
+
+from vehicle_sim.core.motion.node_params import BridgeNodeParams
+from vehicle_sim.core.motion.stack_sync import StackSync
+from vehicle_sim.nodes.lockstep_peer import LockstepPeer
+
+RECHECK_S = 0.05  # wall time between two looks at a frame held for a silent stack
+
+
+class BridgeLockstep:
+    def __init__(self, node: Node, p: BridgeNodeParams):
+        self.sync = StackSync(round(p.stack_lag_s * 1e9), p.stack_wait_s)
+        self._log = node.get_logger()
+        self.peer = LockstepPeer(node, self._ready, self._frame, lambda: None)
+        # the wait for a silent stack ends on the wall clock, with no message arriving
+        node.create_timer(RECHECK_S, self.peer.pump,
+                          clock=RosClock(clock_type=ClockType.STEADY_TIME))
+
+    def now_s(self) -> float:
+        """Sim time [s] of the newest frame acknowledged (the stack commands' clock)."""
+        return self.sync.now_s()
+
+    def on_command(self) -> None:
+        """A stack command arrived (executor thread)."""
+        line = self.sync.on_command()
+        if line:
+            self._log.info(line)
+        self.peer.pump()
+
+    def _ready(self, t_ns: int) -> bool:
+        ok, line = self.sync.ready(t_ns, time.monotonic())
+        if line:
+            self._log.warning(line)
+        return ok
+
+    def _frame(self, t_ns: int) -> tuple[int, int]:
+        self.sync.frame_done(t_ns)
+        return 0, 0  # no data output, no vehicle command of its own (it forwards on receipt)
