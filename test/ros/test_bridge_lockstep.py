@@ -90,6 +90,7 @@ def test_frames_wait_for_the_stack_and_a_silent_stack_releases_them(ros_node, st
     spin_for(ros_node, 0.5)
     assert acks[-1] == 109 * FRAME_NS
     out = proc.stop()
+    assert out.count("waits for a stack command on") == 1 and "autonomy/control" in out, out
     assert out.count("lockstep goes on without the stack") == 1, out
     assert "no stack command for 2 s of wall time at t=0.210 s" in out, out
     assert out.count("lockstep waits for them again") == 1, out

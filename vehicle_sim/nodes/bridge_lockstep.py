@@ -17,9 +17,11 @@ RECHECK_S = 0.05  # wall time between two looks at a frame held for a silent sta
 
 
 class BridgeLockstep:
-    def __init__(self, node: Node, p: BridgeNodeParams):
+    def __init__(self, node: Node, p: BridgeNodeParams, topics: tuple[str, ...]):
         self.sync = StackSync(round(p.stack_lag_s * 1e9), p.stack_wait_s)
         self._log = node.get_logger()
+        self._told = False  # the first held frame is said once, with the topics it waits on
+        self._topics = ", ".join(topics)
         self.peer = LockstepPeer(node, self._ready, self._frame, lambda: None)
         # the wait for a silent stack ends on the wall clock, with no message arriving
         node.create_timer(RECHECK_S, self.peer.pump,
@@ -40,6 +42,10 @@ class BridgeLockstep:
         ok, line = self.sync.ready(t_ns, time.monotonic())
         if line:
             self._log.warning(line)
+        if not ok and not self._told:
+            self._told = True
+            self._log.info(f"lockstep: t={t_ns * 1e-9:.3f} s waits for a stack command on "
+                           f"{self._topics} (at most {self.sync.wait_s:g} s of wall time)")
         return ok
 
     def _frame(self, t_ns: int) -> tuple[int, int]:

@@ -90,7 +90,8 @@ class BridgeNode(Node):
             vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
         self.arbiter = CommandArbiter(p.arbiter_params(self.platform.ffb.steering_ratio, tuple(
             t.name for t in self.inputs.sources)), self.steering)
-        self.lockstep = BridgeLockstep(self, p) if p.lockstep else None
+        self.lockstep = (BridgeLockstep(self, p, tuple(t.topic for t in self.inputs.topics))
+                         if p.lockstep else None)
         self.reports = VehicleReports.create(  # Autoware's /vehicle/status
             self, self.inputs, p.base_link, vehicle)
         # (stack topic, problem kind) -> wall time of its last warning
