@@ -221,11 +221,14 @@ def test_same_seed_gives_identical_imu_samples(rig, start_node):
     assert not same_samples(runs[0], runs[2]), "another seed must draw other errors"
 
 
-def settled(node, clock: list[int], quiet_s: float = 2.0, timeout_s: float = 30.0) -> int:
-    """The newest /clock time once no tick came for ``quiet_s`` of wall time."""
+def settled(node, clock: list[int], quiet_s: float = 2.0, timeout_s: float = 30.0,
+            frame_ns: int = 0) -> int:
+    """The newest /clock time once no tick came for ``quiet_s`` of wall time (and, with
+    ``frame_ns``, at a multiple of it: a loaded host can starve the dynamics for ``quiet_s``
+    inside a frame, a CI run: 506 ms; one that never reaches the frame's end times out)."""
     deadline = time.monotonic() + timeout_s
     last, since = max(clock), time.monotonic()
-    while time.monotonic() - since < quiet_s:
+    while time.monotonic() - since < quiet_s or (frame_ns and last % frame_ns):
         assert time.monotonic() < deadline, f"/clock never stopped (at {max(clock)} ns)"
         node.test_executor.spin_once(timeout_sec=0.05)
         if max(clock) != last:
@@ -249,7 +252,7 @@ def test_lockstep_imu_holds_the_dynamics_back_and_loses_no_state(rig, start_node
                         what="0.5 s of lockstepped sim time")
     imu.proc.send_signal(signal.SIGSTOP)
     try:
-        frozen = settled(rig.node, clock)
+        frozen = settled(rig.node, clock, frame_ns=10 * MS)
     finally:
         imu.proc.send_signal(signal.SIGCONT)
     assert frozen % (10 * MS) == 0, "the dynamics waits for the IMU at the end of a frame"
