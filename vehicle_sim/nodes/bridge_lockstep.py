@@ -27,10 +27,6 @@ class BridgeLockstep:
         node.create_timer(RECHECK_S, self.peer.pump,
                           clock=RosClock(clock_type=ClockType.STEADY_TIME))
 
-    def now_s(self) -> float:
-        """Sim time [s] of the newest frame acknowledged (the stack commands' clock)."""
-        return self.sync.now_s()
-
     def on_command(self) -> None:
         """A stack command arrived (executor thread)."""
         line = self.sync.on_command()

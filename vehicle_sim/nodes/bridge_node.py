@@ -202,8 +202,7 @@ class BridgeNode(Node):
         with self._lock:
             steer, decision = self.arbiter.cycle(
                 now, sample.aligning_nm if sample else 0.0,
-                conv.to_ns(sample.stamp) if sample else 0,
-                self.lockstep.now_s() if self.lockstep is not None else None)
+                conv.to_ns(sample.stamp) if sample else 0, self._stack_now(now))
         if self.serial is not None and link_up and self.cycles % self._serial_every == 0:
             self.serial.send(frame.payload, now)
         if self.wheel is not None and self.wheel.has_ff and steer.ff_level is not None:
@@ -308,12 +307,15 @@ class BridgeNode(Node):
             self.get_logger().warning(f"{topic.topic}: {problem}")
         if command is None:  # rejected (the previous valid command stays) or state only
             return
-        sync = self.lockstep
-        if self.arbiter.offer(topic.name, command, time.monotonic() if sync is None
-                              else sync.now_s()):
+        if self.arbiter.offer(topic.name, command, self._stack_now(time.monotonic())):
             self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop
-        if sync is not None:  # after the command went out: the next frame may come
-            sync.on_command()
+        if self.lockstep is not None:  # after the command went out: the next frame may come
+            self.lockstep.on_command()
+
+    def _stack_now(self, wall_s: float) -> float:
+        """The clock of the stack commands' freshness: the wall clock, or in lockstep the sim
+        time of the newest frame (a wall-clock timeout would fire while the run waits for it)."""
+        return wall_s if self.lockstep is None else self.lockstep.sync.now_s()
 
     def _on_estop(self, request: SetBool.Request, response: SetBool.Response):
         with self._lock:
