@@ -55,6 +55,19 @@ def test_a_silent_stack_releases_the_frames_and_its_return_holds_them_again():
     assert sync.ready(5100 * MS, 13.9) == (False, None)
 
 
+def test_a_bridge_respawned_in_mid_run_does_not_hold_the_stack_that_kept_commanding():
+    """It knows no frame yet: the stack's command before its first frame counts, however far
+    the run is (120 s); from that frame on the lag counts again."""
+    sync = StackSync(100 * MS, wait_s=30.0)
+    assert not acked(sync, 120_000 * MS, 0.0)  # no command yet: it waits as at a start
+    sync.on_command()  # on the frame it knows: 0
+    assert acked(sync, 120_000 * MS, 0.1) and sync.now_s() == pytest.approx(120.0)
+    assert not acked(sync, 120_010 * MS, 0.1)  # 120 s past the command: the next one is due
+    sync.on_command()
+    assert acked(sync, 120_010 * MS, 0.2) and acked(sync, 120_100 * MS, 0.2)
+    assert not acked(sync, 120_110 * MS, 0.2)
+
+
 @pytest.mark.parametrize("lag_ns, wait_s", [(0, 1.0), (-5, 1.0), (MS, 0.0),
                                             (MS, float("nan"))])
 def test_bad_settings_are_refused(lag_ns, wait_s):

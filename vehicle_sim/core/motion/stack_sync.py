@@ -12,7 +12,9 @@ A stack that goes silent must not hold the run forever: after ``wait_s`` of wall
 command the frames go on without it (released), its commands time out in sim time and the
 vehicle brakes (the arbiter's and the dynamics node's watchdogs); its next command holds the
 frames again. The first frame waits ``wait_s`` too: the run starts once the stack answers its
-first odometry.
+first odometry. A bridge respawned in mid-run knows no frame yet (``frame_ns`` 0) while the
+run is at, say, 120 s: until it acknowledges its first frame, any command counts, so the stack
+that kept commanding does not hold the run ``wait_s`` (from then on the lag counts as above).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ class StackSync:
         self.command_frame_ns: int | None = None  # frame_ns when the newest command arrived
         self.released = False  # the stack was silent wait_s: frames go on without it
         self._waiting_since: float | None = None  # wall time [s] the current wait began
+        self._acked = False  # a frame was acknowledged (frame_ns is the run's sim time)
 
     def on_command(self) -> str | None:
         """A stack command arrived; a line to log when it ends a release, else None."""
@@ -43,7 +46,8 @@ class StackSync:
     def ready(self, t_ns: int, now_s: float) -> tuple[bool, str | None]:
         """May frame ``t_ns`` be acknowledged at wall time ``now_s`` [s]; a line to log when
         this call releases the frames (the stack has been silent ``wait_s``)."""
-        heard = self.command_frame_ns is not None and t_ns - self.command_frame_ns <= self.lag_ns
+        heard = self.command_frame_ns is not None and (
+            not self._acked or t_ns - self.command_frame_ns <= self.lag_ns)
         if heard or self.released:
             self._waiting_since = None
             return True, None
@@ -59,6 +63,7 @@ class StackSync:
     def frame_done(self, t_ns: int) -> None:
         """Frame ``t_ns`` was acknowledged."""
         self.frame_ns = max(self.frame_ns, t_ns)
+        self._acked = True
 
     def now_s(self) -> float:
         """Sim time [s] of the newest frame: the arbiter's clock for the stack's freshness in
