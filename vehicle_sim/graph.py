@@ -21,6 +21,7 @@ from vehicle_sim.core.config import (
 from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.fault_schedule import MAX_ENTRIES, ScheduledFault
 from vehicle_sim.core.frames import REFERENCE_POINTS
+from vehicle_sim import ros_distro
 from vehicle_sim.paths import config_path, share_dir
 
 DISCOVERY_RANGES = ("LOCALHOST", "SUBNET", "SYSTEM_DEFAULT", "OFF")
@@ -259,7 +260,7 @@ def compose_arguments(process: Process, args: dict[str, str],
 # Fast DDS profile that binds every socket to loopback (see its header); given to the node
 # processes of a LOCALHOST run unless the user chose a profile, or another RMW, of their own
 LOOPBACK_PROFILE = "dds/loopback.xml"
-_PROFILE_VARS = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+PROFILE_VARS = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
 _FAST_DDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
 
 
@@ -270,14 +271,14 @@ def dds_environment(discovery_range: str, env: Mapping[str, str]) -> dict[str, s
     ROS_AUTOMATIC_DISCOVERY_RANGE=SYSTEM_DEFAULT, because with LOCALHOST rmw_fastrtps adds a UDP
     transport listening on every interface; the profile discovers like LOCALHOST (unicast on
     127.0.0.1) and opens sockets on 127.0.0.1 only. Otherwise the range as given."""
-    own_profile = any(env.get(var) for var in _PROFILE_VARS)
+    own_profile = any(env.get(var) for var in PROFILE_VARS)
     if (discovery_range != "LOCALHOST" or own_profile
             or env.get("RMW_IMPLEMENTATION", "") not in _FAST_DDS_RMWS):
         return {"ROS_AUTOMATIC_DISCOVERY_RANGE": discovery_range}
     profile = str(config_path(LOOPBACK_PROFILE))
-    # Fast DDS 3 (Kilted) reads FASTDDS_..., Fast DDS 2 (Jazzy wheels) only FASTRTPS_...
+    # under the one name this distribution's Fast DDS reads (Fast DDS 3 warns on the other)
     return {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT",
-            "FASTDDS_DEFAULT_PROFILES_FILE": profile, "FASTRTPS_DEFAULT_PROFILES_FILE": profile}
+            **{var: profile for var in ros_distro.profile_variables(env)}}
 
 
 def scenario_names() -> list[str]:

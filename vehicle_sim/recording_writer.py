@@ -20,11 +20,7 @@ from pathlib import Path
 from mcap.writer import Writer
 
 from vehicle_sim.recording import RecordedTopic, bag_metadata_yaml
-
-
-def ros_distro() -> str:
-    """The ROS distribution the bag metadata names (the environment's, else jazzy)."""
-    return os.environ.get("ROS_DISTRO", "jazzy")
+from vehicle_sim.ros_distro import ros_distro
 
 
 class McapRecording:
@@ -81,10 +77,11 @@ class McapRecording:
     def finish(self) -> None:
         """The metadata, the MCAP summary, and the file closed."""
         topics = [RecordedTopic(t, *self._topics[t], n) for t, n in self.counts.items()]
+        distro = ros_distro(os.environ)
         self._writer.add_metadata("rosbag2", {
             "serialized_metadata": bag_metadata_yaml(topics, self._first_ns or 0, self._last_ns,
-                                                     self.path.name, ros_distro()),
-            "ROS_DISTRO": ros_distro()})
+                                                     self.path.name, distro),
+            "ROS_DISTRO": distro})
         self._writer.add_metadata("vehicle_sim", {"map_file": self.map_file,
                                                   "vehicle_file": self.vehicle_file})
         self._writer.finish()

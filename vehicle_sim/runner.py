@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         progress = ProgressLine(float(args["duration"]) if _finite(args["duration"]) else 0.0)
     runner = Runner(children, env, progress)
     started_wall = time.time()
-    loopback = graph.LOOPBACK_PROFILE in env.get("FASTDDS_DEFAULT_PROFILES_FILE", "")
+    loopback = any(graph.LOOPBACK_PROFILE in env.get(var, "") for var in graph.PROFILE_VARS)
     runner._say(f"scenario {args['scenario']}: {scenario.description}; ROS_DOMAIN_ID="
                 f"{env['ROS_DOMAIN_ID']}, discovery {args['discovery_range']}"
                 f"{' (loopback-only DDS profile)' if loopback else ''}")

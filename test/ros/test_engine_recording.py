@@ -5,6 +5,7 @@ QoS, rclpy to deserialize): every state of the run, every recorded topic at the 
 messages left, and a seed gives the same bytes at the same log times."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,11 @@ def test_the_engines_recording_is_a_rosbag2_bag_with_the_qos_it_offers(tmp_path)
         states = [reader.deserialize(raw, conn.msgtype) for conn, _, raw in reader.messages(
             connections=[c for c in reader.connections if c.topic == "/vehicle/state"])]
     assert len(states) == round(DURATION_S * 1e9 / STATE_PERIOD_NS)
+    # the bag names the distribution it was recorded on: ROS_DISTRO, else this venv's record
+    # (the writer once said jazzy on the Kilted venv)
+    from mcap.reader import make_reader
+    with path.open("rb") as f:
+        meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}["rosbag2"]
+    want = os.environ.get("ROS_DISTRO") or (Path(sys.prefix) / ".vehicle_sim-distro").read_text()
+    assert meta["ROS_DISTRO"] == want.strip()
+    assert f"ros_distro: {want.strip()}" in meta["serialized_metadata"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vehicle_sim import graph, runner
+from vehicle_sim import graph, ros_distro, runner
 from vehicle_sim.core.config import parse_yaml, yaml_text
 
 RUNNER = str(Path(sys.executable).parent / "vehicle_sim_run")
@@ -369,16 +369,34 @@ def test_seeded_lockstep_runs_with_two_traffic_shards_repeat_exactly(tmp_path):
     assert any(len(s) > 1 for s in owners.values()), "no agent was handed over"
 
 
-def test_the_loopback_profile_is_given_under_both_fast_dds_names():
-    """Fast DDS 3 (Kilted wheels) reads FASTDDS_DEFAULT_PROFILES_FILE, Fast DDS 2 (Jazzy wheels)
-    only FASTRTPS_DEFAULT_PROFILES_FILE: a LOCALHOST run sets both; a user's own profile, under
-    either name, or SUBNET, gets none."""
-    env = graph.dds_environment("LOCALHOST", {})
-    assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SYSTEM_DEFAULT"
-    assert env["FASTDDS_DEFAULT_PROFILES_FILE"] == env["FASTRTPS_DEFAULT_PROFILES_FILE"]
-    assert env["FASTDDS_DEFAULT_PROFILES_FILE"].endswith(graph.LOOPBACK_PROFILE)
+def test_the_loopback_profile_is_given_under_the_name_the_distributions_fast_dds_reads():
+    """Fast DDS 3 (Kilted) reads FASTDDS_DEFAULT_PROFILES_FILE and warns in every process when
+    FASTRTPS_DEFAULT_PROFILES_FILE is set, Fast DDS 2 (Jazzy) reads only FASTRTPS_...: a LOCALHOST
+    run sets the one of ROS_DISTRO, else of the venv's record; a user's own profile, under either
+    name, or SUBNET, gets none."""
+    for distro, var in (("kilted", "FASTDDS_DEFAULT_PROFILES_FILE"),
+                        ("rolling", "FASTDDS_DEFAULT_PROFILES_FILE"),
+                        ("jazzy", "FASTRTPS_DEFAULT_PROFILES_FILE"),
+                        ("humble", "FASTRTPS_DEFAULT_PROFILES_FILE")):
+        env = graph.dds_environment("LOCALHOST", {"ROS_DISTRO": distro})
+        assert set(env) == {"ROS_AUTOMATIC_DISCOVERY_RANGE", var}, distro
+        assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SYSTEM_DEFAULT"
+        assert env[var].endswith(graph.LOOPBACK_PROFILE)
+    # this venv (no ROS_DISTRO): the distribution scripts/setup.sh recorded at its prefix
+    recorded = (Path(sys.prefix) / ros_distro.VENV_RECORD).read_text().strip()
+    want = ("FASTRTPS_DEFAULT_PROFILES_FILE" if recorded in ros_distro.FAST_DDS_2_DISTROS
+            else "FASTDDS_DEFAULT_PROFILES_FILE")
+    assert want in graph.dds_environment("LOCALHOST", {})
     for own in ({"FASTRTPS_DEFAULT_PROFILES_FILE": "/x.xml"},
                 {"FASTDDS_DEFAULT_PROFILES_FILE": "/x.xml"}):
         assert graph.dds_environment("LOCALHOST", own) == {"ROS_AUTOMATIC_DISCOVERY_RANGE":
                                                           "LOCALHOST"}
     assert graph.dds_environment("SUBNET", {}) == {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}
+
+
+def test_the_distribution_is_the_sourced_ones_else_the_venvs_record_else_kilted(tmp_path):
+    assert ros_distro.ros_distro({"ROS_DISTRO": "jazzy"}, tmp_path) == "jazzy"
+    assert ros_distro.ros_distro({}, tmp_path) == ros_distro.DEFAULT_DISTRO == "kilted"
+    (tmp_path / ros_distro.VENV_RECORD).write_text("jazzy\n")
+    assert ros_distro.ros_distro({}, tmp_path) == "jazzy"
+    assert ros_distro.ros_distro({"ROS_DISTRO": "kilted"}, tmp_path) == "kilted"
