@@ -68,6 +68,24 @@ def test_a_bridge_respawned_in_mid_run_does_not_hold_the_stack_that_kept_command
     assert not acked(sync, 120_110 * MS, 0.2)
 
 
+def test_the_command_a_respawned_bridge_waited_for_still_drives_at_its_first_frame():
+    """Stored on the clock before the first frame (0 s), it would be 120 s old once frame 120 s
+    is acknowledged: the first acknowledgement restamps it, and the stack keeps the car."""
+    sync = StackSync(100 * MS, wait_s=30.0)
+    params = ArbiterParams(stack_inputs=(StackInput("autonomy", 0.5),), driver_fallback=False,
+                           forward_on_receipt=True, publish_every=1, steering_ratio=15.0,
+                           max_gear=1)
+    a = CommandArbiter(params, SteeringBridge(InputParams(), MuxParams(), FfbParams()))
+    assert a.offer("autonomy", DriveCommand(Controls(throttle=0.2)), sync.now_s())
+    sync.on_command()
+    ok, _ = sync.ready(120_000 * MS, 0.1)
+    assert ok and sync.frame_done(120_000 * MS) and not sync.frame_done(120_010 * MS)
+    stale = a.cycle(0.1, 0.0, 0, stack_now_s=sync.now_s())[1]
+    assert stale.source == "none"  # what the bridge saw before it restamped
+    a.restamp_stack(sync.now_s())
+    assert a.cycle(0.102, 0.0, 0, stack_now_s=sync.now_s())[1].source == "autonomy"
+
+
 @pytest.mark.parametrize("lag_ns, wait_s", [(0, 1.0), (-5, 1.0), (MS, 0.0),
                                             (MS, float("nan"))])
 def test_bad_settings_are_refused(lag_ns, wait_s):

@@ -4,6 +4,7 @@ external stack instead of running ahead of it (scenario urban_stack in mode lock
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rclpy.clock import Clock as RosClock
 from rclpy.clock import ClockType
@@ -17,8 +18,12 @@ RECHECK_S = 0.05  # wall time between two looks at a frame held for a silent sta
 
 
 class BridgeLockstep:
-    def __init__(self, node: Node, p: BridgeNodeParams, topics: tuple[str, ...]):
+    def __init__(self, node: Node, p: BridgeNodeParams, topics: tuple[str, ...],
+                 restamp: Callable[[float], None]):
+        """``restamp(now_s)``: the stack commands stored so far as if they came at sim time
+        ``now_s`` (called at the first frame acknowledged, StackSync.frame_done)."""
         self.sync = StackSync(round(p.stack_lag_s * 1e9), p.stack_wait_s)
+        self._restamp = restamp
         self._log = node.get_logger()
         self._told = False  # the first held frame is said once, with the topics it waits on
         self._topics = ", ".join(topics)
@@ -45,5 +50,6 @@ class BridgeLockstep:
         return ok
 
     def _frame(self, t_ns: int) -> tuple[int, int]:
-        self.sync.frame_done(t_ns)
+        if self.sync.frame_done(t_ns):
+            self._restamp(self.sync.now_s())
         return 0, 0  # no data output, no vehicle command of its own (it forwards on receipt)

@@ -90,8 +90,8 @@ class BridgeNode(Node):
             vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
         self.arbiter = CommandArbiter(p.arbiter_params(self.platform.ffb.steering_ratio, tuple(
             t.name for t in self.inputs.sources)), self.steering)
-        self.lockstep = (BridgeLockstep(self, p, tuple(t.topic for t in self.inputs.topics))
-                         if p.lockstep else None)
+        self.lockstep = (BridgeLockstep(self, p, tuple(t.topic for t in self.inputs.topics),
+                                        self._restamp_stack) if p.lockstep else None)
         self.reports = VehicleReports.create(  # Autoware's /vehicle/status
             self, self.inputs, p.base_link, vehicle)
         # (stack topic, problem kind) -> wall time of its last warning
@@ -311,6 +311,10 @@ class BridgeNode(Node):
             self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop
         if self.lockstep is not None:  # after the command went out: the next frame may come
             self.lockstep.on_command()
+
+    def _restamp_stack(self, now_s: float) -> None:
+        with self._lock:
+            self.arbiter.restamp_stack(now_s)
 
     def _stack_now(self, wall_s: float) -> float:
         """The clock of the stack commands' freshness: the wall clock, or in lockstep the sim

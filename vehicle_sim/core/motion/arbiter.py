@@ -97,6 +97,11 @@ class CommandArbiter:
             self._hold_steer(command)
         return forward
 
+    def restamp_stack(self, now_s: float) -> None:
+        """Every stored stack command as if it had come at ``now_s``: the stack's clock jumped
+        (lockstep: a respawned bridge's first frame, core.motion.stack_sync.StackSync)."""
+        self._latest = {name: (command, now_s) for name, (command, _) in self._latest.items()}
+
     def cycle(self, now_s: float, aligning_moment_nm: float, stamp_ns: int,
               stack_now_s: float | None = None) -> tuple[SteeringFrame, Decision]:
         """Run the steering rig's cycle and decide the source; stamp_ns: newest vehicle state;

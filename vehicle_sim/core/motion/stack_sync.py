@@ -20,8 +20,8 @@ from __future__ import annotations
 
 
 class StackSync:
-    """Whether the bridge may acknowledge a lockstep frame (module docstring). Not thread-safe:
-    the bridge calls it from its executor thread only."""
+    """Whether the bridge may acknowledge a lockstep frame (module docstring). The bridge
+    changes it from its executor thread only; :meth:`now_s` (one int read) from any."""
 
     def __init__(self, lag_ns: int, wait_s: float):
         if lag_ns <= 0 or not wait_s > 0.0:
@@ -60,10 +60,15 @@ class StackSync:
                       f"{t_ns * 1e-9:.3f} s: lockstep goes on without the stack (its commands "
                       f"time out, the vehicle brakes) until it commands again")
 
-    def frame_done(self, t_ns: int) -> None:
-        """Frame ``t_ns`` was acknowledged."""
+    def frame_done(self, t_ns: int) -> bool:
+        """Frame ``t_ns`` was acknowledged; True for the first: :meth:`now_s` jumped from 0 to
+        the run's time, so what was timed on it before (the arbiter's stack commands) is due
+        to be restamped, or a respawned bridge would see the command it waited for as 120 s
+        old and drop the stack for a frame."""
+        first = not self._acked
         self.frame_ns = max(self.frame_ns, t_ns)
         self._acked = True
+        return first
 
     def now_s(self) -> float:
         """Sim time [s] of the newest frame: the arbiter's clock for the stack's freshness in
