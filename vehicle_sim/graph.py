@@ -260,7 +260,7 @@ def compose_arguments(process: Process, args: dict[str, str],
 # Fast DDS profile that binds every socket to loopback (see its header); given to the node
 # processes of a LOCALHOST run unless the user chose a profile, or another RMW, of their own
 LOOPBACK_PROFILE = "dds/loopback.xml"
-PROFILE_VARS = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+PROFILE_VARS = ros_distro.PROFILE_VARIABLES
 _FAST_DDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
 
 

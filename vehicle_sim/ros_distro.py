@@ -13,9 +13,11 @@ from pathlib import Path
 DEFAULT_DISTRO = "kilted"  # the set-up's default wheels
 VENV_RECORD = ".vehicle_sim-distro"
 # Fast DDS 2 (these distributions' rmw_fastrtps) reads its XML profile only from
-# FASTRTPS_DEFAULT_PROFILES_FILE; Fast DDS 3 (Kilted on) reads FASTDDS_DEFAULT_PROFILES_FILE
-# and warns once per process that the other name is deprecated
+# FASTRTPS_DEFAULT_PROFILES_FILE; Fast DDS 3 reads FASTDDS_DEFAULT_PROFILES_FILE and warns in
+# every process that the other name is deprecated (it still reads it)
 FAST_DDS_2_DISTROS = frozenset({"humble", "iron", "jazzy"})
+FAST_DDS_3_DISTROS = frozenset({"kilted", "lyrical", "rolling"})
+PROFILE_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
 
 
 def ros_distro(env: Mapping[str, str], prefix: str | Path = sys.prefix) -> str:
@@ -31,7 +33,12 @@ def ros_distro(env: Mapping[str, str], prefix: str | Path = sys.prefix) -> str:
 
 
 def profile_variables(env: Mapping[str, str], prefix: str | Path = sys.prefix) -> tuple[str, ...]:
-    """The variables that name a Fast DDS XML profile to this distribution's Fast DDS."""
-    if ros_distro(env, prefix) in FAST_DDS_2_DISTROS:
+    """The variables that name a Fast DDS XML profile to this distribution's Fast DDS: both
+    for a distribution not known here (a profile not read would leave DDS on every
+    interface; a warning is the lesser harm)."""
+    distro = ros_distro(env, prefix)
+    if distro in FAST_DDS_2_DISTROS:
         return ("FASTRTPS_DEFAULT_PROFILES_FILE",)
-    return ("FASTDDS_DEFAULT_PROFILES_FILE",)
+    if distro in FAST_DDS_3_DISTROS:
+        return ("FASTDDS_DEFAULT_PROFILES_FILE",)
+    return PROFILE_VARIABLES

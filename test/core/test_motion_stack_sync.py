@@ -18,7 +18,7 @@ FRAME_NS = 10 * MS  # a lockstep frame of 10 physics steps at 1 kHz
 def acked(sync: StackSync, t_ns: int, now_s: float = 0.0) -> bool:
     ok, _ = sync.ready(t_ns, now_s)
     if ok:
-        sync.frame_done(t_ns)
+        sync.frame_done(t_ns, lambda _s: None)
     return ok
 
 
@@ -47,7 +47,7 @@ def test_a_silent_stack_releases_the_frames_and_its_return_holds_them_again():
     assert sync.ready(110 * MS, 10.0) == (False, None)  # the wait starts here
     ok, line = sync.ready(110 * MS, 12.0)
     assert ok and sync.released and "no stack command for 2 s" in line and "t=0.110" in line
-    sync.frame_done(110 * MS)
+    sync.frame_done(110 * MS, lambda _s: None)
     assert all(acked(sync, t, 12.0) for t in range(120 * MS, 5000 * MS, FRAME_NS))
     assert "again" in sync.on_command() and not sync.released  # at frame 4.99 s
     assert acked(sync, 5090 * MS, 12.0) and not acked(sync, 5100 * MS, 12.0)
@@ -70,7 +70,8 @@ def test_a_bridge_respawned_in_mid_run_does_not_hold_the_stack_that_kept_command
 
 def test_the_command_a_respawned_bridge_waited_for_still_drives_at_its_first_frame():
     """Stored on the clock before the first frame (0 s), it would be 120 s old once frame 120 s
-    is acknowledged: the first acknowledgement restamps it, and the stack keeps the car."""
+    is acknowledged: the first acknowledgement restamps it before the clock moves (the
+    platform loop reads that clock on another thread), later ones do not."""
     sync = StackSync(100 * MS, wait_s=30.0)
     params = ArbiterParams(stack_inputs=(StackInput("autonomy", 0.5),), driver_fallback=False,
                            forward_on_receipt=True, publish_every=1, steering_ratio=15.0,
@@ -78,12 +79,21 @@ def test_the_command_a_respawned_bridge_waited_for_still_drives_at_its_first_fra
     a = CommandArbiter(params, SteeringBridge(InputParams(), MuxParams(), FfbParams()))
     assert a.offer("autonomy", DriveCommand(Controls(throttle=0.2)), sync.now_s())
     sync.on_command()
+    seen = []  # (the restamp time, the clock the loop would read at that moment)
+
+    def restamp(now_s: float) -> None:
+        seen.append((now_s, sync.now_s()))
+        a.restamp_stack(now_s)
     ok, _ = sync.ready(120_000 * MS, 0.1)
-    assert ok and sync.frame_done(120_000 * MS) and not sync.frame_done(120_010 * MS)
-    stale = a.cycle(0.1, 0.0, 0, stack_now_s=sync.now_s())[1]
-    assert stale.source == "none"  # what the bridge saw before it restamped
-    a.restamp_stack(sync.now_s())
-    assert a.cycle(0.102, 0.0, 0, stack_now_s=sync.now_s())[1].source == "autonomy"
+    assert ok
+    sync.frame_done(120_000 * MS, restamp)
+    sync.frame_done(120_010 * MS, restamp)
+    assert seen == [(pytest.approx(120.0), 0.0)]
+    assert a.cycle(0.1, 0.0, 0, stack_now_s=sync.now_s())[1].source == "autonomy"
+    # without the restamp the same command, on the same clock, is stale
+    b = CommandArbiter(params, SteeringBridge(InputParams(), MuxParams(), FfbParams()))
+    b.offer("autonomy", DriveCommand(Controls(throttle=0.2)), 0.0)
+    assert b.cycle(0.1, 0.0, 0, stack_now_s=sync.now_s())[1].source == "none"
 
 
 @pytest.mark.parametrize("lag_ns, wait_s", [(0, 1.0), (-5, 1.0), (MS, 0.0),

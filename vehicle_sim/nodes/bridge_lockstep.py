@@ -50,6 +50,5 @@ class BridgeLockstep:
         return ok
 
     def _frame(self, t_ns: int) -> tuple[int, int]:
-        if self.sync.frame_done(t_ns):
-            self._restamp(self.sync.now_s())
+        self.sync.frame_done(t_ns, self._restamp)
         return 0, 0  # no data output, no vehicle command of its own (it forwards on receipt)

@@ -18,6 +18,8 @@ that kept commanding does not hold the run ``wait_s`` (from then on the lag coun
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class StackSync:
     """Whether the bridge may acknowledge a lockstep frame (module docstring). The bridge
@@ -60,15 +62,15 @@ class StackSync:
                       f"{t_ns * 1e-9:.3f} s: lockstep goes on without the stack (its commands "
                       f"time out, the vehicle brakes) until it commands again")
 
-    def frame_done(self, t_ns: int) -> bool:
-        """Frame ``t_ns`` was acknowledged; True for the first: :meth:`now_s` jumped from 0 to
-        the run's time, so what was timed on it before (the arbiter's stack commands) is due
-        to be restamped, or a respawned bridge would see the command it waited for as 120 s
-        old and drop the stack for a frame."""
-        first = not self._acked
+    def frame_done(self, t_ns: int, restamp: Callable[[float], None]) -> None:
+        """Frame ``t_ns`` was acknowledged. At the first, :meth:`now_s` jumps from 0 to the
+        run's time: ``restamp(new now_s)`` first restamps what was timed on the old clock (the
+        arbiter's stack commands), before the clock moves, so a reader on another thread
+        never sees them as 120 s old (a respawned bridge dropped the stack for a frame)."""
+        if not self._acked:
+            restamp(max(self.frame_ns, t_ns) * 1e-9)
         self.frame_ns = max(self.frame_ns, t_ns)
         self._acked = True
-        return first
 
     def now_s(self) -> float:
         """Sim time [s] of the newest frame: the arbiter's clock for the stack's freshness in
