@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     if opt.duration < opt.warmup + 120.0:
         ap.error("--duration must leave two minutes after --warmup")
     os.environ["ROS_DOMAIN_ID"] = str(opt.domain_id)
+    base = dict(os.environ)  # the runner's: it adds the DDS settings itself (a profile set
+    # here would count as the user's own, and its nodes would not get the loopback one)
     os.environ.update(graph.dds_environment("LOCALHOST", os.environ))  # this process: loopback
     load_before = os.getloadavg()
     runner = str(Path(sys.executable).parent / "vehicle_sim_run")
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         log = Path(tmp) / "run.log"
         with log.open("w") as out:
             proc = subprocess.Popen(command + ["--record_dir", tmp], stdout=out,
-                                    stderr=subprocess.STDOUT)
+                                    stderr=subprocess.STDOUT, env=base)
             t0 = time.monotonic()
             while proc.poll() is None:
                 now = time.monotonic()

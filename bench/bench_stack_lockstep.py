@@ -34,14 +34,14 @@ SEED = 3
 GOAL = "60,101.75"  # three sides of the block (test_minimal_stack's goal)
 
 
-def simulate(scenario: str, seconds: float, folder: Path, domain_id: str) -> dict:
+def simulate(scenario: str, seconds: float, folder: Path, base: dict[str, str]) -> dict:
     """One lockstep run of ``scenario``: its summary and the command's wall time [s]."""
     start = time.monotonic()
     proc = subprocess.run(
         [str(BIN / "vehicle_sim_run"), "--scenario", scenario, "--mode", "lockstep",
          "--duration", f"{seconds:g}", "--seed", str(SEED), "--record_dir", str(folder),
-         "--domain_id", domain_id, "--timeout", str(30 * seconds + 120)],
-        capture_output=True, text=True)
+         "--domain_id", base["ROS_DOMAIN_ID"], "--timeout", str(30 * seconds + 120)],
+        capture_output=True, text=True, env=base)
     wall = time.monotonic() - start
     if proc.returncode != 0:
         sys.exit(f"{scenario} run failed:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
@@ -49,7 +49,7 @@ def simulate(scenario: str, seconds: float, folder: Path, domain_id: str) -> dic
     return {"summary": summary, "wall_s": wall}
 
 
-def with_stack(seconds: float, osm: Path, folder: Path, domain_id: str) -> dict:
+def with_stack(seconds: float, osm: Path, folder: Path, base: dict[str, str]) -> dict:
     """urban_stack in lockstep with the minimal stack; adds the stack's CPU time [s]."""
     stack = subprocess.Popen([sys.executable, str(STACK), "--map", str(osm), "--goal", GOAL],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -65,7 +65,7 @@ def with_stack(seconds: float, osm: Path, folder: Path, domain_id: str) -> dict:
     try:
         if not ready.wait(120.0):
             sys.exit("the stack did not load its map:\n" + "".join(lines)[-3000:])
-        result = simulate("urban_stack", seconds, folder, domain_id)
+        result = simulate("urban_stack", seconds, folder, base)
         result["stack_cpu_s"] = cpu_s(stack.pid)
     finally:
         stack.send_signal(signal.SIGINT)
@@ -85,8 +85,10 @@ def line(name: str, r: dict) -> str:
 def main() -> None:
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    use_loopback_dds(150, 30)  # the stack's process and the runs inherit it
-    domain_id = os.environ["ROS_DOMAIN_ID"]
+    # the stack's process inherits this process's loopback profile; the runs get the
+    # environment before it (the runner adds the DDS settings itself, as for a user)
+    base = use_loopback_dds(150, 30)
+    domain_id = base["ROS_DOMAIN_ID"]
     print(f"lockstep with an external stack: {seconds:g} s simulated, seed {SEED}, "
           f"{os.cpu_count()} CPUs, domain {domain_id}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,9 +97,9 @@ def main() -> None:
                         str(osm)], check=True, capture_output=True, timeout=120)
         for k in range(rounds):
             print(f" round {k + 1}: load average {os.getloadavg()[0]:.1f}")
-            ref = simulate("urban", seconds, Path(tmp) / f"ref{k}", domain_id)
+            ref = simulate("urban", seconds, Path(tmp) / f"ref{k}", base)
             print(line("urban (ego_driver), lockstep", ref))
-            stk = with_stack(seconds, osm, Path(tmp) / f"stack{k}", domain_id)
+            stk = with_stack(seconds, osm, Path(tmp) / f"stack{k}", base)
             print(line("urban_stack + minimal_stack, lockstep", stk))
             print(f"  the stack's process: {stk['stack_cpu_s']:.1f} s CPU")
             rtf_ratio = stk["summary"]["real_time_factor"] / ref["summary"]["real_time_factor"]
