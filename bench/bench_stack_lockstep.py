@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from loopback_dds import use_loopback_dds
 from proc_stats import cpu_s
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "ros"))
+from stack_process import StackProcess  # noqa: E402 (test/ros: shared with test_minimal_stack)
+
 BIN = Path(sys.executable).parent
-STACK = Path(__file__).resolve().parents[1] / "examples" / "minimal_stack.py"
 SEED = 3
 GOAL = "60,101.75"  # three sides of the block (test_minimal_stack's goal)
 
@@ -51,28 +51,12 @@ def simulate(scenario: str, seconds: float, folder: Path, base: dict[str, str]) 
 
 def with_stack(seconds: float, osm: Path, folder: Path, base: dict[str, str]) -> dict:
     """urban_stack in lockstep with the minimal stack; adds the stack's CPU time [s]."""
-    stack = subprocess.Popen([sys.executable, str(STACK), "--map", str(osm), "--goal", GOAL],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        for line in stack.stdout:
-            lines.append(line)
-            if "map loaded" in line:
-                ready.set()
-    threading.Thread(target=read, daemon=True).start()
     try:
-        if not ready.wait(120.0):
-            sys.exit("the stack did not load its map:\n" + "".join(lines)[-3000:])
-        result = simulate("urban_stack", seconds, folder, base)
-        result["stack_cpu_s"] = cpu_s(stack.pid)
-    finally:
-        stack.send_signal(signal.SIGINT)
-        try:
-            stack.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            stack.kill()
+        with StackProcess(osm, GOAL) as stack:
+            result = simulate("urban_stack", seconds, folder, base)
+            result["stack_cpu_s"] = cpu_s(stack.pid)
+    except RuntimeError as exc:  # it did not load its map
+        sys.exit(str(exc))
     return result
 
 

@@ -14,14 +14,14 @@ accident."""
 from __future__ import annotations
 
 import math
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from test.ros.stack_process import StackProcess
 
 mcap_ros2 = pytest.importorskip("mcap_ros2.reader", reason="mcap-ros2-support not installed")
 pytest.importorskip("lanelet2", reason="the test extra installs lanelet2")
@@ -29,7 +29,6 @@ pytest.importorskip("ackermann_msgs.msg", reason="the set-up builds ackermann_ms
 pytest.importorskip("autoware_perception_msgs.msg", reason="the set-up builds Autoware's msgs")
 
 BIN = Path(sys.executable).parent
-STACK = Path(__file__).resolve().parents[2] / "examples" / "minimal_stack.py"
 DURATION_S = 120              # the light is red 28-60 s, then ~50 m behind traffic to the goal,
                                # and one more cycle of the light (60 s) for the stack's yields
                                # (a loaded run: through the left turn at 87 s, still at 5 m/s at 90)
@@ -125,40 +124,17 @@ def run(tmp_path_factory):
     osm = tmp / "urban.osm"
     subprocess.run([str(BIN / "vehicle_sim_export_map"), "maps/urban_grid.yaml", "--out",
                     str(osm)], check=True, capture_output=True, timeout=60)
-    # the stack first, with its map loaded (the run would wait for its first command, but the
-    # run's own wall-clock timeout counts from its start)
-    stack = subprocess.Popen([sys.executable, str(STACK), "--map", str(osm), "--goal",
-                              f"{GOAL[0]},{GOAL[1]}"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        for line in stack.stdout:
-            lines.append(line)
-            if "map loaded" in line:
-                ready.set()
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    sim_out = ""
-    try:
-        assert ready.wait(120.0) and stack.poll() is None, "".join(lines)[-3000:]
+    # the stack first, with its map loaded (stack_process)
+    stack_proc = StackProcess(osm, f"{GOAL[0]},{GOAL[1]}")
+    with stack_proc as stack:
         sim = subprocess.run([str(BIN / "vehicle_sim_run"), "--scenario", "urban_stack",
                               "--mode", "lockstep", "--duration", str(DURATION_S), "--seed",
                               str(SEED), "--record", "true", "--record_dir", str(tmp),
                               "--timeout", "900"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              timeout=960)
-        sim_out = sim.stdout
-    finally:
-        stack.send_signal(signal.SIGINT)
-        try:
-            stack.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            stack.kill()
-            stack.wait()
-        reader.join(timeout=5)
-    stack_out = "".join(lines)
+    sim_out = sim.stdout
+    stack_out = stack_proc.output
     (tmp / "stack.log").write_text(stack_out)  # beside the recording, for a failed run
     assert sim.returncode == 0, sim_out[-3000:]
     assert stack.returncode == 0 and "Traceback" not in stack_out, stack_out[-3000:]
