@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vehicle_sim import ros_distro
 from vehicle_sim.core.config import (
     ConfigError,
     build,
@@ -21,7 +22,6 @@ from vehicle_sim.core.config import (
 from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.fault_schedule import MAX_ENTRIES, ScheduledFault
 from vehicle_sim.core.frames import REFERENCE_POINTS
-from vehicle_sim import ros_distro
 from vehicle_sim.paths import config_path, share_dir
 
 DISCOVERY_RANGES = ("LOCALHOST", "SUBNET", "SYSTEM_DEFAULT", "OFF")
@@ -260,7 +260,6 @@ def compose_arguments(process: Process, args: dict[str, str],
 # Fast DDS profile that binds every socket to loopback (see its header); given to the node
 # processes of a LOCALHOST run unless the user chose a profile, or another RMW, of their own
 LOOPBACK_PROFILE = "dds/loopback.xml"
-PROFILE_VARS = ros_distro.PROFILE_VARIABLES
 _FAST_DDS_RMWS = ("", "rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
 
 
@@ -271,7 +270,7 @@ def dds_environment(discovery_range: str, env: Mapping[str, str]) -> dict[str, s
     ROS_AUTOMATIC_DISCOVERY_RANGE=SYSTEM_DEFAULT, because with LOCALHOST rmw_fastrtps adds a UDP
     transport listening on every interface; the profile discovers like LOCALHOST (unicast on
     127.0.0.1) and opens sockets on 127.0.0.1 only. Otherwise the range as given."""
-    own_profile = any(env.get(var) for var in PROFILE_VARS)
+    own_profile = any(env.get(var) for var in ros_distro.PROFILE_VARIABLES)
     if (discovery_range != "LOCALHOST" or own_profile
             or env.get("RMW_IMPLEMENTATION", "") not in _FAST_DDS_RMWS):
         return {"ROS_AUTOMATIC_DISCOVERY_RANGE": discovery_range}

@@ -17,7 +17,8 @@ VENV_RECORD = ".vehicle_sim-distro"
 # every process that the other name is deprecated (it still reads it)
 FAST_DDS_2_DISTROS = frozenset({"humble", "iron", "jazzy"})
 FAST_DDS_3_DISTROS = frozenset({"kilted", "lyrical", "rolling"})
-PROFILE_VARIABLES = ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE")
+PROFILE_VARIABLES = FASTDDS, FASTRTPS = ("FASTDDS_DEFAULT_PROFILES_FILE",
+                                          "FASTRTPS_DEFAULT_PROFILES_FILE")
 
 
 def ros_distro(env: Mapping[str, str], prefix: str | Path = sys.prefix) -> str:
@@ -38,7 +39,7 @@ def profile_variables(env: Mapping[str, str], prefix: str | Path = sys.prefix) -
     interface; a warning is the lesser harm)."""
     distro = ros_distro(env, prefix)
     if distro in FAST_DDS_2_DISTROS:
-        return ("FASTRTPS_DEFAULT_PROFILES_FILE",)
+        return (FASTRTPS,)
     if distro in FAST_DDS_3_DISTROS:
-        return ("FASTDDS_DEFAULT_PROFILES_FILE",)
+        return (FASTDDS,)
     return PROFILE_VARIABLES

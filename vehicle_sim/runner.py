@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vehicle_sim import graph
+from vehicle_sim import graph, ros_distro
 from vehicle_sim.core.config import ConfigError, yaml_text
 from vehicle_sim.engine_setup import engine_params
 from vehicle_sim.paths import config_path, executable
@@ -304,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         progress = ProgressLine(float(args["duration"]) if _finite(args["duration"]) else 0.0)
     runner = Runner(children, env, progress)
     started_wall = time.time()
-    loopback = any(graph.LOOPBACK_PROFILE in env.get(var, "") for var in graph.PROFILE_VARS)
+    loopback = any(graph.LOOPBACK_PROFILE in env.get(var, "")
+                   for var in ros_distro.PROFILE_VARIABLES)
     runner._say(f"scenario {args['scenario']}: {scenario.description}; ROS_DOMAIN_ID="
                 f"{env['ROS_DOMAIN_ID']}, discovery {args['discovery_range']}"
                 f"{' (loopback-only DDS profile)' if loopback else ''}")

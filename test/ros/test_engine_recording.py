@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from rclpy.serialization import deserialize_message
 
+from vehicle_sim import ros_distro
 from vehicle_sim.nodes.recorder_node import header_stamp_ns
 
 make_reader = pytest.importorskip("mcap.reader", reason="mcap not installed").make_reader
@@ -117,7 +118,7 @@ def test_the_engines_recording_is_a_rosbag2_bag_with_the_qos_it_offers(tmp_path)
     from mcap.reader import make_reader
     with path.open("rb") as f:
         meta = {m.name: m.metadata for m in make_reader(f).iter_metadata()}["rosbag2"]
-    kept = Path(sys.prefix) / ".vehicle_sim-distro"  # the venv's record (scripts/setup.sh)
+    kept = Path(sys.prefix) / ros_distro.VENV_RECORD  # the venv's record (scripts/setup.sh)
     want = os.environ.get("ROS_DISTRO") or (kept.read_text().strip() if kept.is_file()
                                             else "kilted")
     assert meta["ROS_DISTRO"] == want

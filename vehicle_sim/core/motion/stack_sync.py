@@ -67,10 +67,10 @@ class StackSync:
         run's time: ``restamp(new now_s)`` first restamps what was timed on the old clock (the
         arbiter's stack commands), before the clock moves, so a reader on another thread
         never sees them as 120 s old (a respawned bridge dropped the stack for a frame)."""
+        frame_ns = max(self.frame_ns, t_ns)
         if not self._acked:
-            restamp(max(self.frame_ns, t_ns) * 1e-9)
-        self.frame_ns = max(self.frame_ns, t_ns)
-        self._acked = True
+            restamp(frame_ns * 1e-9)
+        self.frame_ns, self._acked = frame_ns, True
 
     def now_s(self) -> float:
         """Sim time [s] of the newest frame: the arbiter's clock for the stack's freshness in
