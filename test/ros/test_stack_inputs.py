@@ -172,8 +172,13 @@ def test_a_takeover_applies_to_a_standard_source(ros_node, sim):
             RigInput(next(seq), 0, 0, 65535, 0, 0.0, TAKEOVER), None), 0.01)
         try:
             ros_node.spin_until(lambda: ego.sources[-1:] == ["driver"], what="takeover")
+            since = len(ego.sources) - 1
             ros_node.spin_until(lambda: abs(ego.speed) < 0.05, what="the driver braking")
-            assert ego.sources[-1] == "driver"  # cmd_vel is still fresh
+            # cmd_vel is still fresh, and never drives again while the takeover is held; the
+            # rig's packets come from a thread of this process over UDP, so a loaded host can
+            # leave them late by more than input_timeout_s (0.1 s): then the source is none,
+            # the safe state (a clean-clone CI run ended the wait on such a gap: 'none')
+            assert set(ego.sources[since:]) <= {"driver", "none"}, ego.sources[since:]
         finally:
             held.stop()
     finally:
