@@ -31,24 +31,24 @@ def test_the_first_frame_waits_for_the_first_command():
 
 def test_sim_time_runs_at_most_the_lag_ahead_of_the_newest_command():
     sync = StackSync(100 * MS, wait_s=30.0)
-    sync.on_command()  # at frame 0
+    sync.on_command()  # before the first frame: it counts as of that frame, 0.01 s
     frames = [t for t in range(FRAME_NS, 300 * MS, FRAME_NS) if acked(sync, t)]
-    assert frames == list(range(FRAME_NS, 101 * MS, FRAME_NS))  # up to 0.1 s, not one more
-    assert not acked(sync, 110 * MS)
-    sync.on_command()  # the stack answers at frame 0.1 s
-    assert acked(sync, 110 * MS) and acked(sync, 200 * MS) and not acked(sync, 210 * MS)
-    assert sync.now_s() == pytest.approx(0.2)
+    assert frames == list(range(FRAME_NS, 111 * MS, FRAME_NS))  # up to 0.11 s, not one more
+    assert not acked(sync, 120 * MS)
+    sync.on_command()  # the stack answers at frame 0.11 s
+    assert acked(sync, 120 * MS) and acked(sync, 210 * MS) and not acked(sync, 220 * MS)
+    assert sync.now_s() == pytest.approx(0.21)
 
 
 def test_a_silent_stack_releases_the_frames_and_its_return_holds_them_again():
     sync = StackSync(100 * MS, wait_s=2.0)
     sync.on_command()
-    assert acked(sync, 100 * MS, 0.0)
-    assert sync.ready(110 * MS, 10.0) == (False, None)  # the wait starts here
-    ok, line = sync.ready(110 * MS, 12.0)
-    assert ok and sync.released and "no stack command for 2 s" in line and "t=0.110" in line
-    sync.frame_done(110 * MS, lambda _s: None)
-    assert all(acked(sync, t, 12.0) for t in range(120 * MS, 5000 * MS, FRAME_NS))
+    assert acked(sync, FRAME_NS, 0.0) and acked(sync, 110 * MS, 0.0)
+    assert sync.ready(120 * MS, 10.0) == (False, None)  # the wait starts here
+    ok, line = sync.ready(120 * MS, 12.0)
+    assert ok and sync.released and "no stack command for 2 s" in line and "t=0.120" in line
+    sync.frame_done(120 * MS, lambda _s: None)
+    assert all(acked(sync, t, 12.0) for t in range(130 * MS, 5000 * MS, FRAME_NS))
     assert "again" in sync.on_command() and not sync.released  # at frame 4.99 s
     assert acked(sync, 5090 * MS, 12.0) and not acked(sync, 5100 * MS, 12.0)
     # each wait is timed from its own start: a release long ago is not carried over
@@ -57,15 +57,17 @@ def test_a_silent_stack_releases_the_frames_and_its_return_holds_them_again():
 
 def test_a_bridge_respawned_in_mid_run_does_not_hold_the_stack_that_kept_commanding():
     """It knows no frame yet: the stack's command before its first frame counts, however far
-    the run is (120 s); from that frame on the lag counts again."""
+    the run is (120 s), as of that frame; from there the lag counts again."""
     sync = StackSync(100 * MS, wait_s=30.0)
     assert not acked(sync, 120_000 * MS, 0.0)  # no command yet: it waits as at a start
     sync.on_command()  # on the frame it knows: 0
     assert acked(sync, 120_000 * MS, 0.1) and sync.now_s() == pytest.approx(120.0)
-    assert not acked(sync, 120_010 * MS, 0.1)  # 120 s past the command: the next one is due
+    assert sync.command_frame_ns == 120_000 * MS  # the command's time: the first frame
+    assert acked(sync, 120_010 * MS, 0.1) and acked(sync, 120_100 * MS, 0.1)
+    assert not acked(sync, 120_110 * MS, 0.1)  # 0.11 s past the command: the next one is due
     sync.on_command()
-    assert acked(sync, 120_010 * MS, 0.2) and acked(sync, 120_100 * MS, 0.2)
-    assert not acked(sync, 120_110 * MS, 0.2)
+    assert acked(sync, 120_110 * MS, 0.2) and acked(sync, 120_200 * MS, 0.2)
+    assert not acked(sync, 120_210 * MS, 0.2)
 
 
 def test_the_command_a_respawned_bridge_waited_for_still_drives_at_its_first_frame():

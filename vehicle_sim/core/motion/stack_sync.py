@@ -14,7 +14,8 @@ vehicle brakes (the arbiter's and the dynamics node's watchdogs); its next comma
 frames again. The first frame waits ``wait_s`` too: the run starts once the stack answers its
 first odometry. A bridge respawned in mid-run knows no frame yet (``frame_ns`` 0) while the
 run is at, say, 120 s: until it acknowledges its first frame, any command counts, so the stack
-that kept commanding does not hold the run ``wait_s`` (from then on the lag counts as above).
+that kept commanding does not hold the run ``wait_s``; that first frame is then the command's
+time, here as in the arbiter (``frame_done``'s restamp), and from it the lag counts as above.
 """
 from __future__ import annotations
 
@@ -66,10 +67,13 @@ class StackSync:
         """Frame ``t_ns`` was acknowledged. At the first, :meth:`now_s` jumps from 0 to the
         run's time: ``restamp(new now_s)`` first restamps what was timed on the old clock (the
         arbiter's stack commands), before the clock moves, so a reader on another thread
-        never sees them as 120 s old (a respawned bridge dropped the stack for a frame)."""
+        never sees them as 120 s old (a respawned bridge dropped the stack for a frame); the
+        newest command's frame moves to the same time."""
         frame_ns = max(self.frame_ns, t_ns)
         if not self._acked:
             restamp(frame_ns * 1e-9)
+            if self.command_frame_ns is not None:  # the command's time, as the arbiter's
+                self.command_frame_ns = frame_ns
         self.frame_ns, self._acked = frame_ns, True
 
     def now_s(self) -> float:
