@@ -11,9 +11,9 @@ travel on the (east-west) straight road, road kinds the position planner cannot 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from vehicle_sim.core.accident.template import AccidentTemplate
+from vehicle_sim.core.accident.template import AccidentTemplate, StaticObject
 from vehicle_sim.core.config import ConfigError
 
 PLANNED_ROADS = ("crossroad", "straight_road")
@@ -31,17 +31,6 @@ class SceneVehicle:
     width_m: float
     start_distance_m: float  # 0: the position planner decides
     key: str  # template key, for error lines
-
-
-@dataclass(frozen=True)
-class SceneObject:
-    """A static object as a cylinder (002 sec. 7): centre (x, y) [m] ENU and radius [m]."""
-
-    id: str
-    kind: str
-    x_m: float
-    y_m: float
-    radius_m: float
 
 
 @dataclass(frozen=True)
@@ -64,7 +53,7 @@ class Scene:
     name: str
     road: str
     vehicles: tuple[SceneVehicle, ...]
-    objects: tuple[SceneObject, ...]
+    objects: tuple[StaticObject, ...]  # the template's static objects (cylinders, 002 sec. 7), ENU
     collisions: tuple[SceneCollision, ...]
     speed_mps: float
     t_split: float
@@ -92,8 +81,7 @@ def preplan(tpl: AccidentTemplate, sizes_m: Mapping[str, tuple[float, float]]) -
         length, width = sizes_m[v.kind]
         vehicles.append(SceneVehicle(v.id, v.kind, v.direction, v.events, length, width,
                                      v.start_distance_m, key))
-    objects = tuple(SceneObject(s.id, s.kind, s.x_m, ysign * s.y_m, s.radius_m)
-                    for s in tpl.static_objects)
+    objects = tuple(replace(s, y_m=ysign * s.y_m) for s in tpl.static_objects)
     collisions = tuple(
         SceneCollision(i, c.actor, "front" if c.actor_part == "unknown" else c.actor_part,
                        c.victim, c.victim_part,
