@@ -59,7 +59,7 @@ def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def file_parameters(node: graph.NodeSpec) -> dict[str, Any]:
     """The node's parameters from its file: ``/**`` then its own section (``name`` or
-    ``/name``), each ``ros__parameters``."""
+    ``/name``), each ``ros__parameters`` and nothing else (a typo there is refused)."""
     path = graph.params_file(node)
     if path is None:
         return {}
@@ -69,6 +69,10 @@ def file_parameters(node: graph.NodeSpec) -> dict[str, Any]:
         node_section = data.get(section) or {}
         if not isinstance(node_section, Mapping):
             raise ConfigError(str(path), section, "is not a mapping (ros__parameters: ...)")
+        for key in node_section:  # rcl refuses them in the node, which would then respawn
+            if key != "ros__parameters":
+                raise ConfigError(str(path), f"{section}.{key}", "unexpected: a node's section "
+                                  "holds its parameters under ros__parameters")
         params = node_section.get("ros__parameters") or {}
         if not isinstance(params, Mapping):
             raise ConfigError(str(path), section, "ros__parameters is not a mapping")

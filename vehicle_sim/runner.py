@@ -5,7 +5,9 @@ executables with the same arguments as plain subprocesses: `--ros-args -r __node
 --params-file <file> -p <arg>:=<value> -r <from>:=<to>`; the nodes that share a `process` run in
 one vehicle_sim_compose process with such a section each. It prefixes their output, forwards
 Ctrl-C, respawns nodes that ask for it, and ends the run (all nodes, cleanly) when a node that is
-not respawned exits. DDS stays on loopback unless --discovery_range says otherwise.
+not respawned exits, or any node refuses its configuration (exit 2, never respawned: it would
+refuse again; the runner exits 2 too). DDS stays on loopback unless --discovery_range says
+otherwise.
 
 On a terminal it shows one progress line (simulated time, RTF, agents, accidents); `--headless
 false` also starts rviz2 with config/rviz/urban.rviz, or refuses (exit 2) where rviz2 is not
@@ -40,6 +42,7 @@ from vehicle_sim.progress import (
 from vehicle_sim.scenario_check import check_one_world
 
 STOP_GRACE_S = 10.0  # SIGINT, then SIGTERM after this, then SIGKILL
+REFUSED = 2  # a node's (and the runner's) exit code for a configuration it refuses
 
 
 @dataclass
@@ -192,6 +195,8 @@ class Runner:
         if child.proc is None or child.restart_at is not None or child.proc.poll() is None:
             return ""
         child.exit_code = child.proc.returncode
+        if child.exit_code == REFUSED:  # its configuration: a respawn would refuse it again
+            return f"{child.spec.name} refused to start (exit {REFUSED}, its line above)"
         if child.spec.respawn:
             self._say(f"{child.spec.name} exited with {child.exit_code}; respawning in "
                       f"{child.spec.respawn_delay_s:g} s")
@@ -279,9 +284,10 @@ def main(argv: list[str] | None = None) -> int:
                     for process in graph.processes(scenario, args)]
         if args["engine"] == "true":  # what the engine cannot run is refused before it starts
             engine_params(scenario, args)
+        check_writable(Path(args["record_dir"]))  # the summary goes there, not only recordings
     except (ConfigError, FileNotFoundError) as exc:
         print(f"vehicle_sim_run: {exc}", file=sys.stderr)
-        return 2
+        return REFUSED
     if args["headless"] == "false":
         viewers = viewer_children(args)
         if not viewers:
@@ -325,7 +331,20 @@ def main(argv: list[str] | None = None) -> int:
         report_recording(Path(args["record_dir"]), started_wall, runner._say)
     failed = [c for c in children
               if c.spec.name not in VIEWERS and c.exit_code not in (0, -signal.SIGINT)]
+    if any(c.exit_code == REFUSED for c in failed):
+        return REFUSED
     return 1 if failed or "timeout" in reason else 0
+
+
+def check_writable(folder: Path) -> None:
+    """``folder`` exists (made here, as the run would) and this user may write in it; else a
+    ConfigError naming it (the run would lose its summary at the end, after all its work)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError("--record_dir", str(folder), f"cannot be made ({exc.strerror})") from exc
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError("--record_dir", str(folder), "is not writable by this user")
 
 
 def _finite(text: str) -> bool:

@@ -96,6 +96,48 @@ def test_a_scenario_whose_nodes_model_two_egos_is_refused_before_any_starts(tmp_
     assert "ROS_DOMAIN_ID" not in result.stdout, result.stdout  # no process was started
 
 
+def test_a_record_dir_the_run_cannot_write_is_refused_before_any_node_starts(tmp_path):
+    """The summary goes to record_dir at the end: found out then, the run's result was lost."""
+    (tmp_path / "file").write_text("")
+    result = run("--record_dir", str(tmp_path / "file" / "runs"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"vehicle_sim_run: --record_dir: {tmp_path}/file/runs: cannot be made (Not a "
+        f"directory)"], result.stderr
+    assert "ROS_DOMAIN_ID" not in result.stdout, result.stdout
+
+
+def test_a_misspelt_ros_parameters_is_refused_before_any_node_starts(tmp_path):
+    """rcl refuses it in the node ("Cannot have a value before ros__parameters"), which the
+    shipped scenario respawns without end: the runner's check names it first."""
+    from vehicle_sim.paths import config_path
+    bridge = tmp_path / "bridge.yaml"
+    bridge.write_text("/**:\n  ros_parameters:\n    platform_rate_hz: 100.0\n")
+    path = tmp_path / "typo.yaml"
+    path.write_text(config_path("scenarios/urban.yaml").read_text()
+                    .replace("params_file: bridge.yaml", f"params_file: {bridge}"))
+    result = run("--scenario", str(path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"vehicle_sim_run: {bridge}: /**.ros_parameters: unexpected: a node's section holds "
+        f"its parameters under ros__parameters"], result.stderr
+
+
+def test_a_node_that_refuses_its_configuration_is_not_respawned_and_the_run_exits_2(tmp_path):
+    """Exit 2 is a node's "refusing to start" (nodes.main): a respawn would refuse again."""
+    exe = tmp_path / "refuses"
+    exe.write_text("#!/bin/sh\necho 'refusing to start: a bad value' >&2\nexit 2\n")
+    exe.chmod(0o755)
+    path = tmp_path / "refusing.yaml"
+    path.write_text(f"description: a node that refuses\nnodes:\n  - {{name: refuser, "
+                    f"executable: {exe}, respawn: true, respawn_delay_s: 0.1}}\n")
+    result = run("--scenario", str(path), "--foreign_executables", "--timeout", "60")
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out
+    assert "refuser refused to start (exit 2" in out and "respawned 0x" in out, out
+    assert "respawning" not in out, out
+
+
 FOREIGN = """description: a scenario that starts a program that is not a vehicle_sim node
 nodes:
   - name: intruder

@@ -104,12 +104,14 @@ def write_summary(summary: RunSummary, record_dir: str, accident_details: list[d
         hit = [f"{DAMAGE_PARTS[k]} {LEVEL_NAMES[lv]}" for k, lv in enumerate(d["level"]) if lv]
         text += f"\n{'damage ' + body:>22}: {', '.join(hit) or 'none'}"
     if record_dir:
-        out = Path(record_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        path = Path(record_dir) / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
         data = summary.as_dict()
         data["accident_details"] = accident_details  # parts: AccidentEvent.PART_*
         data["damage"] = damage  # per body: VehicleDamage parts (impulse, level)
-        path.write_text(json.dumps(data, indent=2))
-        text += f"\n{'written to':>22}: {path}"
+        try:  # the text is the run's result: a folder it cannot write to costs only the file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(data, indent=2))
+            text += f"\n{'written to':>22}: {path}"
+        except OSError as exc:
+            text += f"\n{'not written':>22}: {path} ({exc.strerror or exc})"
     return text
