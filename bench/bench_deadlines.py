@@ -119,7 +119,7 @@ def scenario_with_rig_bridge(name: str, rate_hz: float, folder: str, sink_port: 
 
 BRIDGE_STATS_S = 10.0  # BridgeNodeParams.stats_period_s: one log line per window
 _BRIDGE_LINE = re.compile(r"\[bridge\].*platform loop \(last [^)]*\): cycles (\d+), lateness p50 "
-                          r"(\d+) us p99 (\d+) us max (\d+) us, overruns (\d+)(?:; frames "
+                          r"(\d+) us p99 (\d+) us max (\d+) us, overruns (\d+)(?:.*?; frames "
                           r"late \d+, missed (\d+) \(made [\d.]+ ms ahead, p99 (\d+) us late\))?")
 
 

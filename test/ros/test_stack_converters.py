@@ -56,3 +56,62 @@ def test_ackermann_acceleration_zero_means_as_quickly_as_possible():
         topic = next(t for t in inputs.topics if t.name == "ackermann")
         return inputs.command(topic, msg)[0].values.throttle
     assert first_throttle(0.0) == 1.0 > first_throttle(3.0)
+
+
+def inputs_and_topics():
+    from vehicle_sim.core.controls import ControlLimits
+    from vehicle_sim.core.vehicle.params import VehicleParams
+    from vehicle_sim.nodes.stack_inputs import StackInputs
+    inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
+                         ControlLimits(0.5, 1), lambda line: None)
+    inputs.on_state(0.0, 0.0, 10_000_000)
+    return inputs, {t.name: t for t in inputs.topics}
+
+
+@pytest.mark.parametrize("part, axis", [(p, a) for p in ("linear", "angular") for a in "xyz"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_non_finite_twist_field_rejects_the_command_even_one_it_does_not_use(part, axis, bad):
+    from geometry_msgs.msg import Twist
+    inputs, topic = inputs_and_topics()
+    msg = Twist()
+    msg.linear.x = 2.0
+    setattr(getattr(msg, part), axis, bad)
+    command, problem = inputs.command(topic["cmd_vel"], msg)
+    assert command is None and problem == f"rejected: cmd_vel {part}.{axis} is {bad}", problem
+    msg = Twist()
+    msg.linear.x = 2.0
+    assert inputs.command(topic["cmd_vel"], msg)[0] is not None  # the same, finite: taken
+
+
+def test_a_non_finite_jerk_rejects_ackermann_and_autoware_commands():
+    from ackermann_msgs.msg import AckermannDriveStamped
+    from autoware_control_msgs.msg import Control
+    inputs, topic = inputs_and_topics()
+    ack = AckermannDriveStamped()
+    ack.drive.speed, ack.drive.jerk = 5.0, float("nan")
+    assert inputs.command(topic["ackermann"], ack) == (
+        None, "rejected: ackermann_cmd drive.jerk is nan")
+    aw = Control()
+    aw.longitudinal.velocity, aw.longitudinal.jerk = 5.0, float("-inf")
+    assert inputs.command(topic["autoware"], aw) == (
+        None, "rejected: control_cmd longitudinal.jerk is -inf")
+
+
+def test_autonomy_control_is_checked_as_the_dynamics_node_checks_it_before_it_is_forwarded():
+    """A command the dynamics node would reject is not forwarded (nor recorded on
+    vehicle/control); out-of-range pedals and steering go on clamped, with the header."""
+    from vehicle_sim.msg import VehicleControl
+    inputs, topic = inputs_and_topics()
+    for field, bad in (("steering_angle", float("nan")), ("throttle", float("inf")),
+                       ("brake", float("-inf")), ("clutch", float("nan"))):
+        msg = VehicleControl(gear=1)
+        setattr(msg, field, bad)
+        assert inputs.command(topic["autonomy"], msg) == (None, f"rejected: {field} is {bad}")
+    assert inputs.command(topic["autonomy"], VehicleControl(gear=5)) == (
+        None, "rejected: gear 5 outside [-1, 1]")
+    msg = VehicleControl(throttle=1.5, steering_angle=-2.0, gear=1)
+    msg.header.frame_id, msg.header.stamp.sec = "base_link", 7
+    command, problem = inputs.command(topic["autonomy"], msg)
+    assert (command.values.throttle, command.values.steer_rad) == (1.0, -0.5), command
+    assert (command.stamp_ns, command.frame_id) == (7_000_000_000, "base_link")
+    assert problem == "throttle 1.5 clamped to [0, 1]; steering_angle -2 rad clamped to +-0.5"

@@ -3,7 +3,10 @@ each source drives the real dynamics node; the watchdog and a takeover apply to 
 is refused with a warning and does not move the car."""
 from __future__ import annotations
 
+import ast
 import importlib
+import math
+import re
 import socket
 import subprocess
 import sys
@@ -12,7 +15,7 @@ import threading
 import pytest
 from geometry_msgs.msg import Twist, TwistStamped
 from std_msgs.msg import String
-from vehicle_sim.msg import SimStatus, VehicleState
+from vehicle_sim.msg import SimStatus, VehicleControl, VehicleState
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.motion.node_params import BridgeNodeParams
@@ -211,8 +214,15 @@ def test_bad_commands_are_refused_with_a_warning_and_do_not_move_the_ego(ros_nod
         msg.drive.speed = float("inf")
         return msg
 
+    forwarded: list[VehicleControl] = []  # what the bridge sends the dynamics node
+    ros_node.create_subscription(VehicleControl, "vehicle/control", forwarded.append,
+                                 qos.COMMAND)
+    pedals = ros_node.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+    ros_node.spin_until(lambda: pedals.get_subscription_count() > 0, what="autonomy/control")
     for pub, make in ((stamped, wrong_frame), (stamped, old_stamp), (acker, non_finite),
-                      (gear, lambda: aw_vehicle.GearCommand(command=99))):
+                      (gear, lambda: aw_vehicle.GearCommand(command=99)),
+                      (pedals, lambda: VehicleControl(steering_angle=math.nan, throttle=0.5,
+                                                      gear=1))):
         stream = Repeat(pub, make)
         mark = len(ego.status)
         ros_node.spin_until(lambda m=mark: len(ego.status) > m + 20, what="statuses")
@@ -223,8 +233,12 @@ def test_bad_commands_are_refused_with_a_warning_and_do_not_move_the_ego(ros_nod
     for words in ("cmd_vel_stamped: rejected: frame_id 'map' is not one of",
                   "cmd_vel_stamped: rejected: stamp",
                   "ackermann_cmd: rejected: ackermann_cmd drive.speed is inf",
-                  "gear_cmd: rejected: gear_cmd command 99 is not a GearCommand constant"):
+                  "gear_cmd: rejected: gear_cmd command 99 is not a GearCommand constant",
+                  "autonomy/control: rejected: steering_angle is nan"):
         assert words in out, out
+    assert not any(math.isnan(c.steering_angle) for c in forwarded), "a NaN was forwarded"
+    counts = re.search(r"at exit.*stack commands rejected (\{[^}]*\})", out)
+    assert ast.literal_eval(counts[1])["autonomy/control"] >= 1, out
 
 
 def test_missing_message_packages_switch_their_topics_off_with_one_line_each(tmp_path):

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import Counter
 
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -96,6 +97,7 @@ class BridgeNode(Node):
             self, self.inputs, p.base_link, vehicle)
         # (stack topic, problem kind) -> wall time of its last warning
         self._warned_at: dict[tuple[str, str], float] = {}
+        self.stack_rejected: Counter[str] = Counter()  # stack topic -> commands rejected
         self._paused = False
         self.accepted = 0
         self.pub_cue = self.create_publisher(MotionCue, "motion/cue", qos.STREAM)
@@ -186,7 +188,7 @@ class BridgeNode(Node):
             self.cycles += 1
             if period and now >= next_stats:
                 next_stats += period
-                self._log_stats(f"last {period:g} s")
+                self._log_stats(f"last {period:g} s; counts since start")
 
     def _tick(self, now: float, k: int) -> None:
         """Frame ``k`` (frame_sender.FrameSender.next_deadline), made at ``now``."""
@@ -242,18 +244,23 @@ class BridgeNode(Node):
         made = self.made_late.percentiles()[1]
         self.made_late.clear()
         f = self.frames
-        sent = "no output" if not f.address else f"frames sent {f.sent}, send errors {f.errors}" + (
-            f" (last: {f.last_error})" if f.errors else "")
+        outputs = []  # the frames' deadlines count only where frames go out
+        if f.address:
+            outputs.append(f"frames sent {f.sent}, send errors {f.errors}"
+                           f"{f' (last: {f.last_error})' if f.errors else ''}")
         if self.serial is not None:
             q = self.serial
-            sent += (f"; serial frames sent {q.sent}, dropped (line busy) {q.dropped}, "
-                     f"link lost {q.losses} times{'' if q.connected else ' (not connected)'}")
+            outputs.append(f"serial frames sent {q.sent}, dropped (line busy) {q.dropped}, link "
+                           f"lost {q.losses} times{'' if q.connected else ' (not connected)'}")
+        sent = "no platform output" if not outputs else "; ".join(outputs) + (
+            f"; frames late {f.late}, missed {f.missed} (made {f.lead_s * 1e3:g} ms ahead, p99 "
+            f"{made * 1e6:.0f} us late)")
         dropped = self.receiver.dropped if self.receiver else 0
         self.get_logger().info(
             f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "
-            f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {f.overruns}; frames "
-            f"late {f.late}, missed {f.missed} (made {f.lead_s * 1e3:g} ms ahead, p99 "
-            f"{made * 1e6:.0f} us late); {sent}; input packets accepted {self.accepted}, rejected "
+            f"p99 {p99 * 1e6:.0f} us max {worst * 1e6:.0f} us, overruns {f.overruns}; {sent}; "
+            f"stack commands rejected {dict(self.stack_rejected)}; input packets accepted "
+            f"{self.accepted}, rejected "
             f"{dict(self.steering.rejected)}, sequence restarts {self.steering.sequence.restarts}, "
             f"dropped (sender not allowed) {dropped}, ignored "
             f"(injected wheel link loss) {self.ignored_inputs}; "
@@ -306,6 +313,7 @@ class BridgeNode(Node):
             self._warned_at[key] = now
             self.get_logger().warning(f"{topic.topic}: {problem}")
         if command is None:  # rejected (the previous valid command stays) or state only
+            self.stack_rejected[topic.topic] += bool(problem)
             return
         if self.arbiter.offer(topic.name, command, self._stack_now(time.monotonic())):
             self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop

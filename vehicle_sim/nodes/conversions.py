@@ -25,7 +25,7 @@ from vehicle_sim.core.rotations import (  # noqa: F401  (re-exported: the nodes'
     yaw_xyzw,
     yaw_zw,
 )
-from vehicle_sim.core.vehicle.interface import Controls, VehicleSnapshot
+from vehicle_sim.core.vehicle.interface import VehicleSnapshot
 from vehicle_sim.msg import VehicleControl, VehicleState
 
 NS_PER_S = 1_000_000_000
@@ -132,15 +132,8 @@ def twist(linear: np.ndarray, angular: np.ndarray) -> Twist:
     return Twist(linear=vector3(linear), angular=vector3(angular))
 
 
-def drive_command(msg: VehicleControl) -> DriveCommand:
-    """A VehicleControl as the core's command, every field and the header kept."""
-    values = Controls(steer_rad=msg.steering_angle, throttle=msg.throttle, brake=msg.brake,
-                      clutch=msg.clutch, gear=msg.gear, handbrake=msg.handbrake)
-    return DriveCommand(values, to_ns(msg.header.stamp), msg.header.frame_id)
-
-
 def vehicle_control(cmd: DriveCommand) -> VehicleControl:
-    """Inverse of ``drive_command``."""
+    """The core's command as a VehicleControl, with its stamp and frame."""
     v = cmd.values
     msg = VehicleControl(steering_angle=float(v.steer_rad), throttle=float(v.throttle),
                          brake=float(v.brake), clutch=float(v.clutch), gear=int(v.gear),

@@ -16,7 +16,11 @@ plus Autoware's gear (``/control/command/gear_cmd``), turn-indicator and hazard-
 which are state, not sources: the gear applies to the autoware source's commands, the lights are
 reported (``vehicle_reports``). Speed/acceleration/curvature commands go through the
 ``StackController`` (one per source) at the newest vehicle state; the result, and every bad
-input (header, non-finite field, unknown gear), through ``controls.validate_setpoint``.
+input (header, non-finite field, unknown gear), through ``controls.validate_setpoint``; a
+VehicleControl through ``controls.validate``, the dynamics node's own check, so that a command it
+would reject is not forwarded (nor recorded on vehicle/control). Every float field of a message
+is checked, also those the command does not use (a jerk, cmd_vel's linear.y): a non-finite one
+says the sender is broken.
 
 A message package that is not installed (a workspace without ackermann_msgs or Autoware's
 messages) switches its topics off with one log line.
@@ -38,6 +42,7 @@ from vehicle_sim.core.controls import (
     DriveCommand,
     Validated,
     header_problem,
+    validate,
     validate_setpoint,
 )
 from vehicle_sim.core.motion.stack_controller import (
@@ -176,8 +181,9 @@ class StackInputs:
         result = topic.convert(msg)
         if result.controls is None or topic.state_only:
             return None, result.problem
-        if topic.msg_type is VehicleControl:  # forwarded as sent, header and all
-            return conv.drive_command(msg), result.problem
+        if topic.msg_type is VehicleControl:  # forwarded as checked, with its header
+            return (DriveCommand(result.controls, conv.to_ns(msg.header.stamp),
+                                 msg.header.frame_id), result.problem)
         stamp = conv.to_ns(msg.header.stamp) if hasattr(msg, "header") else 0
         frame = msg.header.frame_id if hasattr(msg, "header") else ""
         command = DriveCommand(result.controls, stamp or self.measured.t_ns, frame)
@@ -195,14 +201,16 @@ class StackInputs:
                               FRAMES, MAX_STAMP_SKEW_S)
 
     def _control(self, msg) -> Validated:
-        """VehicleControl: pedals as sent, validated where applied (the dynamics node)."""
-        return Validated(conv.drive_command(msg).values)
+        """VehicleControl: pedals and steering, as the dynamics node checks them."""
+        return validate(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
+                        msg.handbrake, self.limits)
 
     def _twist(self, name: str, msg) -> Validated:
         """Twist or TwistStamped (a header to check) on source ``name``."""
         stamped = hasattr(msg, "twist")
         t = msg.twist if stamped else msg
-        fields = {f"{name} linear.x": t.linear.x, f"{name} angular.z": t.angular.z}
+        fields = {f"{name} {part}.{axis}": getattr(getattr(t, part), axis)
+                  for part in ("linear", "angular") for axis in "xyz"}
         return self._setpoint(name, fields, lambda: Setpoint(
             speed_mps=t.linear.x, curvature_per_m=twist_curvature(t.linear.x, t.angular.z)),
             self._header(msg.header) if stamped else "")
@@ -210,7 +218,7 @@ class StackInputs:
     def _ackermann(self, msg) -> Validated:
         d = msg.drive
         fields = {f"ackermann_cmd drive.{k}": getattr(d, k) for k in
-                  ("steering_angle", "steering_angle_velocity", "speed", "acceleration")}
+                  ("steering_angle", "steering_angle_velocity", "speed", "acceleration", "jerk")}
         # AckermannDrive: acceleration and steering_angle_velocity 0 mean "as quickly as
         # possible" (ackermann_msgs): the vehicle's own limits, no rate limit
         return self._setpoint("ackermann", fields, lambda: Setpoint(
@@ -222,6 +230,7 @@ class StackInputs:
         lon, lat = msg.longitudinal, msg.lateral
         fields = {"control_cmd longitudinal.velocity": lon.velocity,
                   "control_cmd longitudinal.acceleration": lon.acceleration,
+                  "control_cmd longitudinal.jerk": lon.jerk,
                   "control_cmd lateral.steering_tire_angle": lat.steering_tire_angle,
                   "control_cmd lateral.steering_tire_rotation_rate":
                       lat.steering_tire_rotation_rate}
