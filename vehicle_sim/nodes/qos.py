@@ -51,8 +51,11 @@ COMMAND = _keep_last(1, reliable=True)
 EVENT = _keep_last(100, reliable=True, transient_local=True)
 # fault commands as read by the nodes owning a fault target: reliable + volatile, so it matches
 # both EVENT (transient-local) and COMMAND publishers; a restarted node starts without faults,
-# like power-cycled hardware
-FAULT_COMMAND = _keep_last(100, reliable=True)
+# like power-cycled hardware. Keep-all: a burst of commands (a schedule, an instructor's script)
+# is taken whole, none pushed out unanswered by the next (keep-last 100 lost 49 of 150); from a
+# keep-all publisher (vehicle_sim's own) none is lost, from a keep-last one beyond its depth
+FAULT_COMMAND = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.VOLATILE)
 # lockstep acknowledgements as the peers publish them: every one is needed by the peers reading
 # them (ego driver), also by a reader that matched a moment late (transient local keeps the
 # recent ones). The dynamics node reads them volatile (LOCKSTEP_ACK_IN: matches any reliable
