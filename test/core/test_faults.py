@@ -68,3 +68,21 @@ def test_wording_of_the_vehicle_names_kinds_in_lower_case_and_the_tyre():
     assert on.message == "tyre_blowout front_left active until cleared"
     book.command(FaultRequest(4, "clear"), 0)
     assert book.command(FaultRequest(0, "clear"), 0)[0].message == "none here"
+
+
+def test_a_hostile_length_of_text_is_refused_by_its_length_and_never_echoed():
+    """A 100,000-character agent selector (or kind) was echoed into the answer and the log."""
+    seen = []
+
+    def check(req, others):
+        seen.append(req)
+        return None
+    book = FaultBook("traffic", check)
+    for req, what in ((FaultRequest(1, "full_brake", "x" * 100_000), "channel of 100000"),
+                      (FaultRequest(2, "y" * 300, "nearest_ahead"), "kind of 300")):
+        (change,) = book.command(req, 0)
+        assert change.state == "rejected" and change.message.startswith(what), change.message
+        assert len(change.message) < 80 and len(change.kind) <= 255
+    assert seen == [] and book.active == {}
+    (ok,) = book.command(FaultRequest(3, "full_brake", "t" * 255), 0)
+    assert ok.state == "active" and len(seen) == 1

@@ -79,6 +79,20 @@ class Wording:
 MAX_DURATION_S = 1.0e6
 
 
+# the longest channel (a channel, tyre, agent selector or topic name) and kind a request may
+# carry: rmw's RMW_TOPIC_MAX_NAME_LENGTH (255, the DDS prefix included) bounds the longest
+# topic; longer text is refused by its length, never echoed into the answer and the log
+MAX_TEXT_CHARS = 255
+
+
+def text_problem(req: FaultRequest) -> str | None:
+    """Why a request's text is too long to be read (MAX_TEXT_CHARS), else None."""
+    for what, text in (("kind", req.kind), ("channel", req.channel)):
+        if len(text) > MAX_TEXT_CHARS:
+            return f"{what} of {len(text)} characters (at most {MAX_TEXT_CHARS})"
+    return None
+
+
 def duration_problem(duration_s: float) -> str | None:
     if math.isfinite(duration_s) and 0.0 <= duration_s <= MAX_DURATION_S:
         return None
@@ -100,6 +114,9 @@ class FaultBook:
 
     def command(self, req: FaultRequest, t_ns: int) -> list[FaultChange]:
         """Apply ``req`` at sim time ``t_ns``."""
+        too_long = text_problem(req)
+        if too_long is not None:
+            return [FaultChange(req.id, req.kind[:MAX_TEXT_CHARS], REJECTED, too_long)]
         name = self.wording.name(req.kind)
         if req.kind == CLEAR:
             return self._clear(req.id)
