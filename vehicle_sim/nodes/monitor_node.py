@@ -102,7 +102,8 @@ class MonitorNode(Node):
             return  # the summary covers [0, duration]
         self._rtf = msg.real_time_factor
         self.summary.add_status(msg.steps, msg.overruns, msg.real_time_factor,
-                                msg.lateness_p99, msg.command_timeout, msg.rejected_commands)
+                                msg.lateness_p99, msg.command_timeout, msg.rejected_commands,
+                                msg.sim_time, time.monotonic())
 
     def _on_accident(self, msg: AccidentEvent) -> None:
         record_accident(self.summary, self.accident_details,
