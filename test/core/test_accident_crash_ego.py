@@ -112,6 +112,20 @@ def test_nothing_near_gives_no_force_and_no_contact():
     assert not w.contacts and not np.any(w.force_n)
 
 
+@pytest.mark.parametrize("overlap_m", [0.1, 0.4])
+def test_an_agent_placed_into_the_resting_ego_does_not_launch_it(overlap_m):
+    """New traffic arrays put an agent 0.1-0.4 m into the side of the ego at rest (a catch-up,
+    a respawn): no closing motion made that overlap, so its spring energy is not given back."""
+    model = make_model("single_track", CAR, "rk4")
+    model.reset(0.0, 0.0, 0.0, 0.0)
+    y = 0.5 * CAR.chassis.width_m + 0.5 * 1.7 - overlap_m  # the agent beside the ego, in it
+    contacts = EgoContacts([], EgoBody.from_vehicle(CAR))
+    snaps, reports = drive(model, contacts, 0.5, agents=_agent(5, 0.0, y, 0.0, 0.0, 0),
+                           controls=Controls(brake=0.0))
+    assert reports and reports[0].b_id == 5
+    assert max(math.hypot(*s.velocity_mps[:2]) for s in snaps) < 0.1, "the ego was launched"
+
+
 def test_planar_wrench_sign_and_moment():
     model = make_model("single_track", CAR, "rk4")
     model.reset(0.0, 0.0, 0.0, 10.0)

@@ -112,6 +112,25 @@ def test_kinetic_energy_never_grows_through_an_oblique_contact():
     assert ke[-1] < 0.9 * ke[0]
 
 
+@pytest.mark.parametrize("overlap_m", [0.05, 0.32, 0.8])
+@pytest.mark.parametrize("dt", [0.05, 1e-3])
+def test_a_body_placed_into_a_resting_car_gives_it_no_energy(overlap_m, dt):
+    """A late pose (the ego after a traffic catch-up), a respawn: the overlap was made by no
+    closing motion, so its spring energy K d^2 / 2 is not given back (a 0.32 m overlap
+    launched the car at 18 m/s); a prescribed body that then drives on into it gives it at
+    most what an elastic bounce would: twice its speed (004's soft rear bounces: ~2.6 m/s)."""
+    world = CrashWorld()
+    b = bodies([(0.0, 0.0, 0.0, 0.0, 0.0), (L - overlap_m, 0.3, 0.0, 0.0, 0.0)],
+               modes=[PRESCRIBED, DYNAMIC])
+    for _ in advance(world, b, round(0.5 / dt), dt=dt):
+        assert kinetic_energy(b) < 1.0  # [J]: at rest, touched
+    b.vel[0, 0] = 1.5  # the placed body drives on into it
+    peak = 0.0
+    for _ in advance(world, b, round(1.0 / dt), dt=dt):
+        peak = max(peak, float(np.hypot(*b.vel[1, :2])))
+    assert 1.5 < peak <= 2 * 1.5
+
+
 def test_side_impact_turns_the_victim_away_from_the_striking_front():
     # B stands heading east; A comes from the south heading north and hits B's right side
     # ahead of B's CG: B is pushed north at a point ahead of its CG, it must turn left (+yaw).

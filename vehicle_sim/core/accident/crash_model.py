@@ -20,6 +20,14 @@ Tangential: car-car without slip (004): the spring is anchored at the first cont
 F_t = -(K s + R s'). Against barriers and static objects with slip (004): |F_t| <= mu F_n; beyond
 that the anchor slides so that K |s| = mu F_n (Coulomb, mu in CrashParams).
 
+A contact met already deep (ours): the energy argument above needs the depth to have been
+made by closing motion, which did the work K d^2/2 the spring gives back. A body placed into
+another (a late pose after a traffic catch-up, a respawn, a pose set by hand) did none: pushed
+out by K d, a car at rest was launched at 18 m/s from a 0.32 m overlap. So the depth at a
+pair's first touch beyond what its closing speed makes in two steps (plus
+``FIRST_TOUCH_SLACK_M``) is a permanent set from the start: the spring pushes only on the depth
+beyond it, the set shrinks as the bodies part, and no energy appears.
+
 Numerics (ours): forces are held over a step h, so the damper is limited to R <= m_eff / h (it can
 at most stop the closing speed in one step) and the spring to K <= m_eff (0.5 / h)^2 (omega h <=
 0.5); m_eff is the effective mass of the pair at the contact point along the direction. With the
@@ -36,6 +44,9 @@ import numpy as np
 from vehicle_sim.core.accident import crash_params as cp
 
 PART_FRONT, PART_LATERAL, PART_REAR = 0, 1, 2  # columns of 004 Figure 12
+# slack of the first touch's depth [m] beyond twice the closing speed times the step: a depth
+# within it is the contact's own (a choice: 2 mm, above the geometry's round-off)
+FIRST_TOUCH_SLACK_M = 0.002
 
 
 def part_column(length_m: float, width_m: float, yaw_rad: float, centre_m, point_m) -> int:
@@ -85,18 +96,24 @@ def effective_mass(inv_m: tuple[float, float], inv_i: tuple[float, float],
 
 
 def contact_force(law: PairLaw, depth_m: float, normal: np.ndarray, v_rel: np.ndarray,
-                  stretch_m: np.ndarray, m_eff_kg: float, h_s: float
+                  state: np.ndarray | None, m_eff_kg: float, h_s: float
                   ) -> tuple[np.ndarray, np.ndarray, float]:
-    """Force on B [N] (on A: minus it), the new tangential stretch [m] and F_n [N].
+    """Force on B [N] (on A: minus it), the pair's new state and F_n [N].
 
     depth_m >= 0: penetration; normal: unit, from A to B; v_rel: velocity of A's material point
-    minus B's at the contact [m/s]; stretch_m: tangential spring stretch before this step (A
-    relative to B); m_eff_kg: effective mass for the stability limits; h_s: the step [s]."""
+    minus B's at the contact [m/s]; state: the pair's (tangential spring stretch x, y [m], A
+    relative to B; permanent set [m]) before this step, None at the first touch (module doc);
+    m_eff_kg: effective mass for the stability limits; h_s: the step [s]."""
     k = min(law.k_npm, m_eff_kg * (0.5 / h_s) ** 2)
     r = min(law.r_nspm, m_eff_kg / h_s)
     closing = float(v_rel @ normal)
-    fn = max(0.0, k * depth_m + r * closing)
+    if state is None:  # first touch: the depth closing motion cannot explain is a set
+        state = np.array([0.0, 0.0, max(0.0, depth_m - 2.0 * max(closing, 0.0) * h_s
+                                        - FIRST_TOUCH_SLACK_M)])
+    set_m = min(float(state[2]), depth_m)  # gone as the bodies part
+    fn = max(0.0, k * (depth_m - set_m) + r * closing)
     v_t = v_rel - closing * normal
+    stretch_m = state[:2]
     s = stretch_m - float(stretch_m @ normal) * normal + v_t * h_s  # stays tangential
     ft_on_a = -(k * s + r * v_t)
     mag = math.hypot(ft_on_a[0], ft_on_a[1])
@@ -105,4 +122,4 @@ def contact_force(law: PairLaw, depth_m: float, normal: np.ndarray, v_rel: np.nd
         ft_on_a = ft_on_a * (limit / mag) if mag > 0.0 else ft_on_a
         ks = math.hypot(s[0], s[1]) * k
         s = s * (limit / ks) if ks > limit and ks > 0.0 else s
-    return fn * normal - ft_on_a, s, fn
+    return fn * normal - ft_on_a, np.array([s[0], s[1], set_m]), fn

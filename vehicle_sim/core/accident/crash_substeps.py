@@ -39,7 +39,8 @@ class Substepper:
         self.pairs = [(local[int(i)], local[int(j)], NO_STATIC) for i, j in vv]
         self.pairs += [(local[int(i)], -1, int(s)) for i, s in vs]
         self.keys = [self._key(p) for p in self.pairs]
-        self.stretch = [world._springs.get(k, np.zeros(2)).copy() for k in self.keys]
+        self.stretch = [None if k not in world._springs else world._springs[k].copy()
+                        for k in self.keys]  # each pair's state (crash_model.contact_force)
         self.in_contact = [False] * len(self.pairs)
         self.impulse = [np.zeros(2) for _ in self.pairs]
         self.impact = [0.0] * len(self.pairs)

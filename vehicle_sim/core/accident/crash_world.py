@@ -51,7 +51,7 @@ class CrashWorld:
         self._grid = broad_phase.build_static_grid(
             np.array([s.box_m for s in self.geometry.statics]))
         self.crashed: set[int] = set()
-        self._springs: dict[tuple[int, int, int], np.ndarray] = {}  # pair -> tangential stretch
+        self._springs: dict[tuple[int, int, int], np.ndarray] = {}  # pair -> its contact state
         self.last_touch_ns: dict[tuple[int, int, int], int] = {}  # episodes (release_s)
 
     def close(self) -> None:

@@ -110,7 +110,7 @@ class EgoContacts:
         self._grid = broad_phase.build_static_grid(
             np.array([s.box_m for s in self.geometry.statics]))
         self._max_extra_ns = round(max_extrapolation_s * 1e9)
-        self._springs: dict[tuple[int, int], np.ndarray] = {}  # (agent id, static) -> stretch
+        self._springs: dict[tuple[int, int], np.ndarray] = {}  # (agent id, static) -> state
         self._last_touch_ns: dict[tuple[int, int], int] = {}  # episodes (CrashParams.release_s)
         self._radius = bounding_radius(ego.length_m, ego.width_m)
         self._clear: ClearMargin | None = None  # the last step that found nothing near
@@ -282,9 +282,8 @@ class EgoContacts:
         inv = ((1.0 / e.mass_kg, 0.0), (1.0 / e.yaw_inertia_kgm2, 0.0), (lever, np.zeros(2)))
         tangent = np.array([-g.normal[1], g.normal[0]])
         m_eff = min(cm.effective_mass(*inv, g.normal), cm.effective_mass(*inv, tangent))
-        stretch = self._springs.get(key, np.zeros(2))
         f_b, self._springs[key], _ = cm.contact_force(cm.PairLaw(k, r, mu), g.depth_m, g.normal,
-                                                      v_rel, stretch, m_eff, h)
+                                                      v_rel, self._springs.get(key), m_eff, h)
         return f_b, float(v_rel @ g.normal)
 
     def _report(self, key, g, ego, other, impulses, first: bool) -> ContactReport:
