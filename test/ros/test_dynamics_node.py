@@ -314,7 +314,8 @@ def test_terrain_file_puts_the_full_vehicle_on_ice(ros_node, probe, start_node):
 def test_vehicle_faults_over_fault_command(ros_node, probe, start_node):
     """BRAKE_FAILURE 0 lets a braking car roll on, ENGINE_CUT stops the drive; every command is
     answered on faults/status (stamped with sim time), impossible ones are rejected with the
-    reason, CLEAR restores the brakes; other targets' faults are not the vehicle's business."""
+    reason, CLEAR restores the brakes; other targets' faults are not the vehicle's business,
+    and one no node owns is answered by the fault desk."""
     start_node("dynamics_node", params={"initial.speed_mps": 10.0, "command_timeout_s": 100.0,
                                         "real_time_factor": 2.0, **FAST_STATUS})
     status: list[FaultStatus] = []
@@ -356,11 +357,43 @@ def test_vehicle_faults_over_fault_command(ros_node, probe, start_node):
     t1 = probe.states[-1].header.stamp.sec
     ros_node.spin_until(lambda: probe.states[-1].header.stamp.sec >= t1 + 2, what="2 s throttle")
     assert speed() < 0.5, "no drive torque with the engine cut"
-    before = len(status)
-    faults.publish(FaultCommand(id=5, target="gps", fault=FaultCommand.ENGINE_CUT))
+    # no gps node here: the fault desk answers for the target nobody owns, once
+    gps = answer(5, target="gps", fault=FaultCommand.NO_FIX)
+    assert gps.state == FaultStatus.STATE_REJECTED and gps.target == "gps"
+    assert gps.message == "no node of this run takes target 'gps' (targets: vehicle)", gps
     assert answer(0, about=4, fault=FaultCommand.CLEAR).state == FaultStatus.STATE_CLEARED
-    assert all(s.id != 5 for s in status[before:]), "a gps command is not answered here"
+    assert [s.id for s in status].count(5) == 1, "answered by the desk alone"
     ros_node.spin_until(lambda: speed() > 2.0, what="drive back after CLEAR")
+
+
+def test_the_fault_desk_answers_targets_no_node_owns_and_only_those(ros_node, start_node):
+    """Sent at once, before the targets' announcements could all arrive: those of a target a
+    node owns (imu, vehicle) are answered by it alone, the others by the desk once its grace
+    is over: 'bridge' (a node name, not a target), a typo, a hostile length."""
+    dyn = start_node("dynamics_node", params={"command_timeout_s": 100.0})
+    start_node("imu_node")
+    status: list[FaultStatus] = []
+    ros_node.create_subscription(FaultStatus, "faults/status", status.append, qos.EVENT)
+    faults = ros_node.create_publisher(FaultCommand, "faults/command", qos.FAULT_COMMAND)
+    ros_node.spin_until(lambda: faults.get_subscription_count() >= 3, what="the fault readers")
+    for fault_id, target in enumerate(("imu", "vehicle", "bridge", "IMU", "t" * 300), start=1):
+        faults.publish(FaultCommand(id=fault_id, target=target, fault=FaultCommand.NOISE_SCALE,
+                                    value=1.0))
+    ros_node.spin_until(lambda: {s.id for s in status} >= {1, 2, 3, 4, 5}, timeout_s=30.0,
+                        what="an answer to each")
+    later = time.monotonic() + 1.5  # a sweep of the desk later: no second answer
+    ros_node.spin_until(lambda: time.monotonic() > later, what="a sweep later")
+    by_id = {i: [s for s in status if s.id == i] for i in range(1, 6)}
+    assert all(len(v) == 1 for v in by_id.values()), by_id
+    assert by_id[1][0].state == FaultStatus.STATE_ACTIVE  # the imu's own answer
+    assert "not applicable to vehicle" in by_id[2][0].message  # the vehicle's own
+    known = "(targets: imu, vehicle)"
+    assert by_id[3][0].message == f"no node of this run takes target 'bridge' {known}"
+    assert by_id[4][0].message == f"no node of this run takes target 'IMU' {known}"
+    assert by_id[5][0].message == "target of 300 characters (at most 255)"
+    assert len(by_id[5][0].target) == 255
+    out = dyn.stop()
+    assert out.count("rejected: no node of this run takes target") == 2, out
 
 
 def test_a_vehicle_the_physics_process_cannot_model_refuses_to_start(assert_refuses, tmp_path):

@@ -36,6 +36,7 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.diagnostics import LoopDiagnostics
 from vehicle_sim.nodes.ego_crash_link import EgoCrashLink
+from vehicle_sim.nodes.fault_desk import FaultDesk
 from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load, validate_on_set
@@ -100,6 +101,7 @@ class DynamicsNode(Node):
             self.crash = EgoCrashLink(self, self.p.map_file, crash, self.p.agent_timeout_s,
                                       lambda: self.loop.t_ns, crash_core.set_agents)
         self.faults = VehicleFaultLink(self, self.loop)  # faults/command for target "vehicle"
+        self.fault_desk = FaultDesk(self, lambda: self.loop.t_ns)  # targets nobody owns
         hooks.faults_changed = self.faults.report
         validate_on_set(self, DynamicsParams, lambda: self.p,
                         {"real_time_factor": self._set_real_time_factor})

@@ -36,6 +36,7 @@ from vehicle_sim.core.faults import (
 from vehicle_sim.msg import FaultCommand, FaultStatus
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
+from vehicle_sim.nodes.fault_desk import announce
 
 KIND_OF = {getattr(FaultCommand, n): n.lower() for n in dir(FaultCommand)
            if n.isupper() and isinstance(getattr(FaultCommand, n), int)}
@@ -69,6 +70,7 @@ class StatusLink:
         self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
                                  qos.FAULT_COMMAND)
+        self._announced = announce(node, target)  # for the fault desk (nodes.fault_desk)
 
     def command(self, req: FaultRequest) -> list[FaultChange]:
         raise NotImplementedError
