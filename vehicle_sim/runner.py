@@ -195,8 +195,9 @@ class Runner:
         if child.proc is None or child.restart_at is not None or child.proc.poll() is None:
             return ""
         child.exit_code = child.proc.returncode
-        if child.exit_code == REFUSED:  # its configuration: a respawn would refuse it again
-            return f"{child.spec.name} refused to start (exit {REFUSED}, its line above)"
+        if child.exit_code == REFUSED and child.spec.name not in VIEWERS:  # its configuration:
+            # a respawn would refuse it again (a viewer's exit 2, a port taken, ends nothing)
+            return f"{child.spec.name} exited {REFUSED}, refusing its configuration (its line above)"
         if child.spec.respawn:
             self._say(f"{child.spec.name} exited with {child.exit_code}; respawning in "
                       f"{child.spec.respawn_delay_s:g} s")
@@ -284,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
                     for process in graph.processes(scenario, args)]
         if args["engine"] == "true":  # what the engine cannot run is refused before it starts
             engine_params(scenario, args)
-        check_writable(Path(args["record_dir"]))  # the summary goes there, not only recordings
+        if args["record_dir"]:  # the summary goes there, not only recordings ('' = none)
+            check_writable(Path(args["record_dir"]))
     except (ConfigError, FileNotFoundError) as exc:
         print(f"vehicle_sim_run: {exc}", file=sys.stderr)
         return REFUSED
@@ -331,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         report_recording(Path(args["record_dir"]), started_wall, runner._say)
     failed = [c for c in children
               if c.spec.name not in VIEWERS and c.exit_code not in (0, -signal.SIGINT)]
-    if any(c.exit_code == REFUSED for c in failed):
+    if any(c.exit_code == REFUSED for c in failed):  # (viewers are not in failed)
         return REFUSED
     return 1 if failed or "timeout" in reason else 0
 

@@ -131,6 +131,27 @@ def test_a_body_placed_into_a_resting_car_gives_it_no_energy(overlap_m, dt):
     assert 1.5 < peak <= 2 * 1.5
 
 
+def test_a_pair_that_parts_by_a_jump_meets_again_afresh():
+    """A pair's contact state (tangential stretch, set) belongs to its episode: moved away (not
+    even a candidate pair any more) it is forgotten, and driven back into the car the body
+    meets the spring afresh (004's soft rear: ~0.19 m deep at 3 m/s)."""
+    world = CrashWorld()
+    b = bodies([(0.0, 0.0, 0.0, 0.0, 0.0), (L - 0.3, 0.3, 0.0, 0.0, 0.0)],
+               modes=[PRESCRIBED, DYNAMIC])
+    for _ in advance(world, b, 10, dt=0.05):
+        pass
+    assert len(world._springs) == 1
+    b.pose[0, 0] = -50.0  # a jump away (a pose set by hand)
+    for _ in advance(world, b, 2, dt=0.05):
+        pass
+    assert world._springs == {}
+    b.pose[0, 0], b.vel[0, 0] = b.pose[1, 0] - L - 0.5, 3.0  # back, closing at 3 m/s
+    deepest = 0.0
+    for _ in advance(world, b, 40, dt=0.01):
+        deepest = max(deepest, detect.separation(box(b, 0), box(b, 1))[0])
+    assert 0.1 < deepest < 0.25 and b.vel[1, 0] > 1.0
+
+
 def test_side_impact_turns_the_victim_away_from_the_striking_front():
     # B stands heading east; A comes from the south heading north and hits B's right side
     # ahead of B's CG: B is pushed north at a point ahead of its CG, it must turn left (+yaw).

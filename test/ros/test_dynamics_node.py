@@ -379,8 +379,13 @@ def test_the_fault_desk_answers_targets_no_node_owns_and_only_those(ros_node, st
     for fault_id, target in enumerate(("imu", "vehicle", "bridge", "IMU", "t" * 300), start=1):
         faults.publish(FaultCommand(id=fault_id, target=target, fault=FaultCommand.NOISE_SCALE,
                                     value=1.0))
-    ros_node.spin_until(lambda: {s.id for s in status} >= {1, 2, 3, 4, 5}, timeout_s=30.0,
+    # a hostile channel, due in 100 s: refused by its length at once, never held
+    faults.publish(FaultCommand(id=6, target="imu", fault=FaultCommand.NOISE_SCALE, value=1.0,
+                                channel="c" * 100_000, at=100.0))
+    ros_node.spin_until(lambda: {s.id for s in status} >= {1, 2, 3, 4, 5, 6}, timeout_s=30.0,
                         what="an answer to each")
+    (long_channel,) = [s for s in status if s.id == 6]
+    assert long_channel.message == "channel of 100000 characters (at most 255)", long_channel
     later = time.monotonic() + 1.5  # a sweep of the desk later: no second answer
     ros_node.spin_until(lambda: time.monotonic() > later, what="a sweep later")
     by_id = {i: [s for s in status if s.id == i] for i in range(1, 6)}

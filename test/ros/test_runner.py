@@ -134,7 +134,7 @@ def test_a_node_that_refuses_its_configuration_is_not_respawned_and_the_run_exit
     result = run("--scenario", str(path), "--foreign_executables", "--timeout", "60")
     out = result.stdout + result.stderr
     assert result.returncode == 2, out
-    assert "refuser refused to start (exit 2" in out and "respawned 0x" in out, out
+    assert "refuser exited 2, refusing its configuration" in out and "respawned 0x" in out, out
     assert "respawning" not in out, out
 
 

@@ -27,7 +27,8 @@ class DriveCommand:
     """A vehicle command as its source sent it, with its header.
 
     values: the command in Controls' fields, NOT validated yet (``validate`` does that where the
-    command is applied); stamp_ns: the command's time [ns] (sim time); frame_id: its header's
+    command is applied, the dynamics node; the bridge checks autonomy/control before it
+    forwards it); stamp_ns: the command's time [ns] (sim time); frame_id: its header's
     frame, passed through unchanged.
     """
 

@@ -31,7 +31,7 @@ class RunSummary:
     final_position_m: tuple[float, float] = (0.0, 0.0)
     physics_steps: int = 0
     overruns: int = 0
-    real_time_factor: float = 0.0  # sim / wall time from the first status to the last
+    real_time_factor: float = 0.0  # the mean of the statuses' windows (add_status)
     lateness_p99_max_s: float = 0.0
     command_timeouts: int = 0  # status reports with the watchdog braking
     rejected_commands: int = 0
@@ -39,7 +39,7 @@ class RunSummary:
     traffic_agents_max: int = 0
     notes: list[str] = field(default_factory=list)
     _last_xy: tuple[float, float] | None = None
-    _first_status: tuple[float, float] | None = None  # (sim time, wall time) [s]
+    _windows: tuple[float, float, float] | None = None  # first, last sim time; wall [s]
 
     def add_state(self, t_s: float, x_m: float, y_m: float, speed_mps: float) -> None:
         if self._last_xy is not None:
@@ -51,23 +51,26 @@ class RunSummary:
         self.max_speed_mps = max(self.max_speed_mps, abs(speed_mps))
 
     def add_status(self, steps: int, overruns: int, rtf: float, lateness_p99_s: float,
-                   command_timeout: bool, rejected: int, sim_s: float, wall_s: float) -> None:
-        """A SimStatus (``rtf``: its window's), received at ``wall_s`` [s, monotonic] for sim
-        time ``sim_s``: the run's real-time factor is the mean since the first status (the
-        last window alone said 2.19 where 20 s of sim time took 18 s), or rtf until a second."""
+                   command_timeout: bool, rejected: int, sim_s: float) -> None:
+        """A SimStatus at sim time ``sim_s`` with ``rtf``, its window's real-time factor. The
+        run's is their mean since the first status, each window's wall time its sim time
+        over its rtf (the statuses' own figures: a late delivery or a pause of this reader
+        changes nothing); the last window alone said 2.19 where 20 s of sim took 18 s."""
         self.physics_steps, self.overruns, self.rejected_commands = steps, overruns, rejected
-        if self._first_status is None:
-            self._first_status = (sim_s, wall_s)
-        sim0, wall0 = self._first_status
-        self.real_time_factor = ((sim_s - sim0) / (wall_s - wall0) if wall_s > wall0
-                                 and sim_s > sim0 else rtf)
+        if self._windows is None:
+            self._windows = (sim_s, sim_s, 0.0)
+        first, last, wall = self._windows
+        if sim_s > last and rtf > 0.0:  # a paused window (rtf 0) is no time of the run
+            wall += (sim_s - last) / rtf
+        self._windows = (first, max(last, sim_s), wall)
+        self.real_time_factor = (max(last, sim_s) - first) / wall if wall > 0.0 else rtf
         self.lateness_p99_max_s = max(self.lateness_p99_max_s, lateness_p99_s)
         self.command_timeouts += int(command_timeout)
 
     def as_dict(self) -> dict:
         out = asdict(self)
         out.pop("_last_xy")
-        out.pop("_first_status")
+        out.pop("_windows")
         return out
 
     def text(self) -> str:

@@ -244,17 +244,17 @@ class BridgeNode(Node):
         made = self.made_late.percentiles()[1]
         self.made_late.clear()
         f = self.frames
-        outputs = []  # the frames' deadlines count only where frames go out
+        outputs = []  # the UDP frames' deadlines count only where they go out
         if f.address:
             outputs.append(f"frames sent {f.sent}, send errors {f.errors}"
-                           f"{f' (last: {f.last_error})' if f.errors else ''}")
+                           f"{f' (last: {f.last_error})' if f.errors else ''}; frames late "
+                           f"{f.late}, missed {f.missed} (made {f.lead_s * 1e3:g} ms ahead, p99 "
+                           f"{made * 1e6:.0f} us late)")
         if self.serial is not None:
             q = self.serial
             outputs.append(f"serial frames sent {q.sent}, dropped (line busy) {q.dropped}, link "
                            f"lost {q.losses} times{'' if q.connected else ' (not connected)'}")
-        sent = "no platform output" if not outputs else "; ".join(outputs) + (
-            f"; frames late {f.late}, missed {f.missed} (made {f.lead_s * 1e3:g} ms ahead, p99 "
-            f"{made * 1e6:.0f} us late)")
+        sent = "; ".join(outputs) or "no platform output"
         dropped = self.receiver.dropped if self.receiver else 0
         self.get_logger().info(
             f"platform loop ({span}): cycles {self.cycles}, lateness p50 {p50 * 1e6:.0f} us "
@@ -313,7 +313,8 @@ class BridgeNode(Node):
             self._warned_at[key] = now
             self.get_logger().warning(f"{topic.topic}: {problem}")
         if command is None:  # rejected (the previous valid command stays) or state only
-            self.stack_rejected[topic.topic] += bool(problem)
+            if problem:
+                self.stack_rejected[topic.topic] += 1
             return
         if self.arbiter.offer(topic.name, command, self._stack_now(time.monotonic())):
             self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop

@@ -32,6 +32,7 @@ from vehicle_sim.core.faults import (
     FaultBook,
     FaultChange,
     FaultRequest,
+    text_problem,
 )
 from vehicle_sim.msg import FaultCommand, FaultStatus
 from vehicle_sim.nodes import qos
@@ -114,7 +115,7 @@ class StatusLink:
         if cmd.target != self.target:
             return
         req, now_ns = to_request(cmd), self.now_ns()
-        problem = at_problem(cmd.at, now_ns)
+        problem = text_problem(req) or at_problem(cmd.at, now_ns)  # never held or forwarded
         changes = ([FaultChange(req.id, req.kind, REJECTED, problem)] if problem
                    else self.take(req, round(cmd.at * 1e9)))
         self.report(now_ns, changes, code=cmd.fault)

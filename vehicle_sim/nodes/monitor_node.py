@@ -103,7 +103,7 @@ class MonitorNode(Node):
         self._rtf = msg.real_time_factor
         self.summary.add_status(msg.steps, msg.overruns, msg.real_time_factor,
                                 msg.lateness_p99, msg.command_timeout, msg.rejected_commands,
-                                msg.sim_time, time.monotonic())
+                                msg.sim_time)
 
     def _on_accident(self, msg: AccidentEvent) -> None:
         record_accident(self.summary, self.accident_details,

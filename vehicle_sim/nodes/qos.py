@@ -51,11 +51,10 @@ COMMAND = _keep_last(1, reliable=True)
 EVENT = _keep_last(100, reliable=True, transient_local=True)
 # fault commands as read by the nodes owning a fault target: reliable + volatile, so it matches
 # both EVENT (transient-local) and COMMAND publishers; a restarted node starts without faults,
-# like power-cycled hardware. Keep-all: a burst of commands (a schedule, an instructor's script)
-# is taken whole, none pushed out unanswered by the next (keep-last 100 lost 49 of 150); from a
-# keep-all publisher (vehicle_sim's own) none is lost, from a keep-last one beyond its depth
-FAULT_COMMAND = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE,
-                           durability=DurabilityPolicy.VOLATILE)
+# like power-cycled hardware. Deep: a burst of up to 1000 commands (a schedule, an instructor's
+# script) is taken whole, none pushed out unanswered by the next (depth 100 answered 117 of 300
+# sent at once); bounded, unlike keep-all, against a flood (and keep-last never blocks a writer)
+FAULT_COMMAND = _keep_last(1000, reliable=True)
 # lockstep acknowledgements as the peers publish them: every one is needed by the peers reading
 # them (ego driver), also by a reader that matched a moment late (transient local keeps the
 # recent ones). The dynamics node reads them volatile (LOCKSTEP_ACK_IN: matches any reliable

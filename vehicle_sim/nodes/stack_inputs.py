@@ -58,6 +58,7 @@ from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.type_following import TypeFollowingSubscription
 
+INT8_MAX = 127  # VehicleControl.gear is an int8
 FRAMES = ("", "base_link")  # a stamped command's frame: the vehicle's (REP-105)
 MAX_STAMP_SKEW_S = 1.0  # a choice: larger than any stack's command period, far below a clock mix
 CONTROL_CMD = "/control/command/control_cmd"
@@ -201,9 +202,10 @@ class StackInputs:
                               FRAMES, MAX_STAMP_SKEW_S)
 
     def _control(self, msg) -> Validated:
-        """VehicleControl: pedals and steering, as the dynamics node checks them."""
+        """VehicleControl: pedals and steering, as the dynamics node checks them; its gear
+        within int8 only (the dynamics node checks it against its gearbox, forward_gears)."""
         return validate(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
-                        msg.handbrake, self.limits)
+                        msg.handbrake, ControlLimits(self.limits.max_steer_rad, INT8_MAX))
 
     def _twist(self, name: str, msg) -> Validated:
         """Twist or TwistStamped (a header to check) on source ``name``."""

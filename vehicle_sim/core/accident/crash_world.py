@@ -52,6 +52,7 @@ class CrashWorld:
             np.array([s.box_m for s in self.geometry.statics]))
         self.crashed: set[int] = set()
         self._springs: dict[tuple[int, int, int], np.ndarray] = {}  # pair -> its contact state
+        self._resting: set[tuple[int, int, int]] = set()  # pairs at rest in contact, this step
         self.last_touch_ns: dict[tuple[int, int, int], int] = {}  # episodes (release_s)
 
     def close(self) -> None:
@@ -94,6 +95,8 @@ class CrashWorld:
         vv, vs = self._drop_resting(bodies, vv, vs, t_ns)
         sub = Substepper(self, bodies, vv, vs)
         sub.run(dt_s)
+        kept = self._resting | set(sub.keys)  # a pair no longer near (a body moved or left)
+        self._springs = {k: v for k, v in self._springs.items() if k in kept}  # starts afresh
         crashed = np.isin(bodies.ids, np.fromiter(self.crashed, np.int64, len(self.crashed)))
         rows = set(sub.touched_rows) | set(np.flatnonzero(crashed).tolist())
         rows = sorted(r for r in rows if bodies.mode[r] == DYNAMIC)  # not the prescribed
@@ -118,6 +121,7 @@ class CrashWorld:
         """Pairs still in contact whose bodies are all at rest leave the sub-steps: nothing moves,
         the deformation stays as it is (the plastic set); their episode stays open."""
         stop = self.params.stop_speed_mps
+        self._resting = set()
         still = (np.hypot(b.vel[:, 0], b.vel[:, 1]) +
                  np.abs(b.vel[:, 2]) * bounding_radii(b.size[:, 0], b.size[:, 1])) < stop
         ids = b.ids
@@ -126,6 +130,7 @@ class CrashWorld:
             key = (int(ids[i]), -1 if static >= 0 else int(ids[j]), static)
             if key in self._springs and still[i] and (static >= 0 or still[j]):
                 self.last_touch_ns[key] = int(t_ns)
+                self._resting.add(key)
                 return False
             return True
 
