@@ -25,30 +25,42 @@ def spin_for(node, seconds: float) -> None:
         node.test_executor.spin_once(timeout_sec=0.02)
 
 
+class LockstepBridge:
+    """A bridge_node in lockstep with the stack (stack_wait_s ``wait_s``), and this test's ends
+    of it: its acks, active sources and forwarded controls; /clock and autonomy/control."""
+
+    def __init__(self, ros_node, start_node, wait_s: float):
+        self.proc = start_node("bridge_node", params={
+            "mode": "lockstep", "lockstep": "true", "stack_lag_s": 0.1, "stack_wait_s": wait_s,
+            "autonomy_timeout_s": 0.5, "platform_rate_hz": 100.0, "stats_period_s": 0.0})
+        self.acks: list[int] = []
+        self.sources: list[str] = []
+        self.controls: list[VehicleControl] = []
+        ros_node.create_subscription(LockstepAck, "/sim/lockstep_ack",
+                                     lambda m: self.acks.append(conv.to_ns(m.stamp)),
+                                     qos.LOCKSTEP_ACK_IN)
+        ros_node.create_subscription(String, "bridge/active_source",
+                                     lambda m: self.sources.append(m.data), qos.LATCHED)
+        ros_node.create_subscription(VehicleControl, "vehicle/control", self.controls.append,
+                                     qos.COMMAND)
+        self.clock = ros_node.create_publisher(Clock, "/clock", qos.clock(lockstep=True))
+        self.stack = ros_node.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
+        ros_node.spin_until(lambda: self.clock.get_subscription_count() > 0
+                            and self.stack.get_subscription_count() > 0
+                            and self.sources[-1:] == ["none"],
+                            timeout_s=60.0, what="the bridge's /clock and autonomy readers")
+
+    def tick(self, t_ns: int) -> None:
+        self.clock.publish(Clock(clock=conv.stamp(t_ns)))
+
+    def command(self, throttle: float) -> None:
+        self.stack.publish(VehicleControl(throttle=throttle, gear=1))
+
+
 def test_frames_wait_for_the_stack_and_a_silent_stack_releases_them(ros_node, start_node):
-    proc = start_node("bridge_node", params={
-        "mode": "lockstep", "lockstep": "true", "stack_lag_s": 0.1, "stack_wait_s": WAIT_S,
-        "autonomy_timeout_s": 0.5, "platform_rate_hz": 100.0, "stats_period_s": 0.0})
-    acks: list[int] = []
-    sources: list[str] = []
-    controls: list[VehicleControl] = []
-    ros_node.create_subscription(LockstepAck, "/sim/lockstep_ack",
-                                 lambda m: acks.append(conv.to_ns(m.stamp)), qos.LOCKSTEP_ACK_IN)
-    ros_node.create_subscription(String, "bridge/active_source",
-                                 lambda m: sources.append(m.data), qos.LATCHED)
-    ros_node.create_subscription(VehicleControl, "vehicle/control", controls.append,
-                                 qos.COMMAND)
-    clock = ros_node.create_publisher(Clock, "/clock", qos.clock(lockstep=True))
-    stack = ros_node.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
-    ros_node.spin_until(lambda: clock.get_subscription_count() > 0
-                        and stack.get_subscription_count() > 0 and sources[-1:] == ["none"],
-                        timeout_s=60.0, what="the bridge's /clock and autonomy readers")
-
-    def tick(t_ns: int) -> None:
-        clock.publish(Clock(clock=conv.stamp(t_ns)))
-
-    def command(throttle: float) -> None:
-        stack.publish(VehicleControl(throttle=throttle, gear=1))
+    bridge = LockstepBridge(ros_node, start_node, WAIT_S)
+    proc, acks, sources, controls = bridge.proc, bridge.acks, bridge.sources, bridge.controls
+    tick, command = bridge.tick, bridge.command
 
     # the first frame waits for the stack's first command (its wait is WAIT_S of wall time)
     tick(FRAME_NS)
@@ -102,34 +114,22 @@ def test_a_bridge_respawned_in_mid_run_keeps_the_stack_that_kept_commanding(ros_
     first frame counts for that frame (no wait of stack_wait_s, here an hour: the test would
     time out), and it stays fresh across the jump of the stack clock from 0 to 120 s (before,
     it looked 120 s old: bridge/active_source went autonomy -> none -> autonomy)."""
-    proc = start_node("bridge_node", params={
-        "mode": "lockstep", "lockstep": "true", "stack_lag_s": 0.1, "stack_wait_s": 3600.0,
-        "autonomy_timeout_s": 0.5, "platform_rate_hz": 100.0, "stats_period_s": 0.0})
-    acks: list[int] = []
-    sources: list[str] = []
-    ros_node.create_subscription(LockstepAck, "/sim/lockstep_ack",
-                                 lambda m: acks.append(conv.to_ns(m.stamp)), qos.LOCKSTEP_ACK_IN)
-    ros_node.create_subscription(String, "bridge/active_source",
-                                 lambda m: sources.append(m.data), qos.LATCHED)
-    clock = ros_node.create_publisher(Clock, "/clock", qos.clock(lockstep=True))
-    stack = ros_node.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
-    ros_node.spin_until(lambda: clock.get_subscription_count() > 0
-                        and stack.get_subscription_count() > 0 and sources[-1:] == ["none"],
-                        timeout_s=60.0, what="the bridge's /clock and autonomy readers")
+    bridge = LockstepBridge(ros_node, start_node, 3600.0)
+    acks, sources, tick = bridge.acks, bridge.sources, bridge.tick
     t0_ns = 120_000 * MS
-    stack.publish(VehicleControl(throttle=0.1, gear=1))  # the stack commands on, as before
+    bridge.command(0.1)  # the stack commands on, as before
     ros_node.spin_until(lambda: sources[-1:] == ["autonomy"], what="the stack's command")
-    clock.publish(Clock(clock=conv.stamp(t0_ns)))
+    tick(t0_ns)
     ros_node.spin_until(lambda: acks == [t0_ns], what="the first frame's ack, with no wait")
     spin_for(ros_node, 0.5)  # 50 platform cycles on the new stack clock, no new command
     assert sources[sources.index("autonomy"):] == ["autonomy"], sources
     # from here the lag counts in sim time: frames up to 120.1 s go on, the next one waits
     for k in range(1, 13):
-        clock.publish(Clock(clock=conv.stamp(t0_ns + k * FRAME_NS)))
+        tick(t0_ns + k * FRAME_NS)
     ros_node.spin_until(lambda: acks[-1:] == [t0_ns + 10 * FRAME_NS], what="frames to 120.1 s")
     spin_for(ros_node, 0.5)
     assert acks[-1] == t0_ns + 10 * FRAME_NS, acks[-3:]
-    stack.publish(VehicleControl(throttle=0.2, gear=1))
+    bridge.command(0.2)
     ros_node.spin_until(lambda: acks[-1:] == [t0_ns + 12 * FRAME_NS], what="the held frames")
-    out = proc.stop()
+    out = bridge.proc.stop()
     assert "goes on without the stack" not in out, out

@@ -79,16 +79,24 @@ def test_a_hostile_scenario_file_is_refused_with_one_line_and_exit_2(tmp_path, c
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def urban_with(folder: Path, params_file: str, text: str) -> Path:
+    """folder/urban.yaml: the urban scenario with its node's ``params_file`` replaced by
+    ``text`` (written to folder/params_file, whose path is returned)."""
+    from vehicle_sim.paths import config_path
+    params = folder / params_file
+    params.write_text(text)
+    (folder / "urban.yaml").write_text(config_path("scenarios/urban.yaml").read_text()
+                                       .replace(f"params_file: {params_file}",
+                                                f"params_file: {params}"))
+    return params
+
+
 def test_a_scenario_whose_nodes_model_two_egos_is_refused_before_any_starts(tmp_path):
     """The IMU given a truck while the dynamics node integrates the medium car: exit 2, one line
     naming the node, its parameter and both files (vehicle_sim.scenario_check)."""
-    from vehicle_sim.paths import config_path
-    imu = tmp_path / "imu.yaml"
-    imu.write_text("/**:\n  ros__parameters:\n    vehicle_file: vehicles/truck.yaml\n")
-    path = tmp_path / "two_egos.yaml"
-    path.write_text(config_path("scenarios/urban.yaml").read_text()
-                    .replace("params_file: imu.yaml", f"params_file: {imu}"))
-    result = run("--scenario", str(path))
+    urban_with(tmp_path, "imu.yaml", "/**:\n  ros__parameters:\n    vehicle_file: "
+               "vehicles/truck.yaml\n")
+    result = run("--scenario", str(tmp_path / "urban.yaml"))
     assert result.returncode == 2, result.stdout + result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "imu.vehicle_file: vehicles/truck.yaml where dynamics.vehicle_file is " \
@@ -110,13 +118,9 @@ def test_a_record_dir_the_run_cannot_write_is_refused_before_any_node_starts(tmp
 def test_a_misspelt_ros_parameters_is_refused_before_any_node_starts(tmp_path):
     """rcl refuses it in the node ("Cannot have a value before ros__parameters"), which the
     shipped scenario respawns without end: the runner's check names it first."""
-    from vehicle_sim.paths import config_path
-    bridge = tmp_path / "bridge.yaml"
-    bridge.write_text("/**:\n  ros_parameters:\n    platform_rate_hz: 100.0\n")
-    path = tmp_path / "typo.yaml"
-    path.write_text(config_path("scenarios/urban.yaml").read_text()
-                    .replace("params_file: bridge.yaml", f"params_file: {bridge}"))
-    result = run("--scenario", str(path))
+    bridge = urban_with(tmp_path, "bridge.yaml",
+                        "/**:\n  ros_parameters:\n    platform_rate_hz: 100.0\n")
+    result = run("--scenario", str(tmp_path / "urban.yaml"))
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.strip().splitlines() == [
         f"vehicle_sim_run: {bridge}: /**.ros_parameters: unexpected: a node's section holds "
