@@ -110,12 +110,19 @@ def run_engine(ros_node, start_node, subs, duration_s: float, waits_for: tuple[s
 
 
 def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_node, start_node):
+    """... and a fault command (the engine takes none) is answered REJECTED, saying so."""
     from nav_msgs.msg import Odometry
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu, NavSatFix
-    from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
+    from vehicle_sim.msg import (
+        FaultCommand,
+        FaultStatus,
+        TrafficAgentArray,
+        TrafficLightArray,
+        VehicleState,
+    )
     got: dict[str, list] = {k: [] for k in ("clock", "state", "odom", "imu", "fix", "agents",
-                                            "lights")}
+                                            "lights", "faults")}
     subs = [ros_node.create_subscription(t, topic, lambda m, k=k: got[k].append(m), q)
             for k, t, topic, q in (
                 ("clock", Clock, "/clock", qos.RELIABLE_STREAM),
@@ -124,9 +131,26 @@ def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_n
                 ("imu", Imu, "imu/data", qos.SENSOR),
                 ("fix", NavSatFix, "gnss/fix", qos.SENSOR),
                 ("agents", TrafficAgentArray, "traffic/agents", qos.LARGE_STREAM),
-                ("lights", TrafficLightArray, "traffic/lights", qos.LIGHTS))]
-    engine, out = run_engine(ros_node, start_node, subs, 20.0)
+                ("lights", TrafficLightArray, "traffic/lights", qos.LIGHTS),
+                ("faults", FaultStatus, "faults/status", qos.EVENT))]
+    faults = ros_node.create_publisher(FaultCommand, "faults/command", qos.FAULT_COMMAND)
+
+    def send_fault() -> None:  # once the engine reads fault commands (it is a reliable reader)
+        if faults.get_subscription_count() and not sent:
+            sent.append(FaultCommand(id=7, target="gps", fault=FaultCommand.NO_FIX))
+            faults.publish(sent[-1])
+    sent: list[FaultCommand] = []
+    timer = ros_node.create_timer(0.05, send_fault)
+    try:
+        engine, out = run_engine(ros_node, start_node, subs, 20.0)
+    finally:
+        ros_node.destroy_timer(timer)
+        ros_node.destroy_publisher(faults)
     assert engine.proc.returncode == 0, out
+    (answer,) = got["faults"]
+    assert answer.id == 7 and answer.target == "gps"
+    assert answer.state == FaultStatus.STATE_REJECTED, answer
+    assert "the lockstep engine takes no faults" in answer.message, answer
     assert all(got.values()), {k: len(v) for k, v in got.items()}
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["state"]]
     assert all(t % 10_000_000 == 0 for t in stamps), "states on the 100 Hz sim-time grid"

@@ -21,7 +21,8 @@ the end and written to ``record_dir`` as the sim_monitor does). With ``record`` 
 records its own edges in-process (nodes.edge_recording): every message of a topic the
 scenario's recorder node would record goes to an MCAP file in ``record_dir`` as it leaves, read
 or not, so the recording is never thinned. Not run (refused with exit 2 where the run would
-differ, see engine_setup): fault schedules, shards; left out with one log line each: the bridge
+differ, see engine_setup): fault schedules, shards (a fault command is answered REJECTED,
+nodes.fault_desk); left out with one log line each: the bridge
 (no rig, no stack: the autopilot drives), the ground-truth node, the monitor (its summary is
 written here), the recorder (the engine records).
 
@@ -64,6 +65,7 @@ from vehicle_sim.nodes import qos, state_cdr
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.nodes.accident_node import event_msg
 from vehicle_sim.nodes.edge_recording import Edge, EdgeRecording
+from vehicle_sim.nodes.fault_desk import FaultDesk
 from vehicle_sim.nodes.gps_node import gnss_velocity, navsatfix
 from vehicle_sim.nodes.graph_start import GraphStart
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
@@ -119,6 +121,10 @@ class EngineNode(Node):
         self.accidents_out = Edge(self.create_publisher(AccidentEvent, "accidents", qos.EVENT),
                                   rec, latched=True)
         self.engine = UrbanEngine(self.ep, self)
+        # no fault targets in the engine: every fault command is answered REJECTED at once
+        self.fault_desk = FaultDesk(self, lambda: self.engine.t_ns, grace_s=0.0,
+                                    none="none: the lockstep engine takes no faults, the node "
+                                    "graph does (engine false)")
         # the sensor frames, as the sensor nodes give them (stamped at sim time 0)
         imu, gnss = self.engine.imu.params, self.engine.gnss.params
         self._mounts = [sensor_mount_tf(self, self.ep.imu, imu.lever_arm_m, imu.mounting_rpy_rad,

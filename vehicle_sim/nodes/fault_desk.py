@@ -17,42 +17,37 @@ from rclpy.clock import ClockType
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from vehicle_sim.core.faults import MAX_TEXT_CHARS
+from vehicle_sim.core.faults import MAX_TEXT_CHARS, REJECTED, FaultChange
 from vehicle_sim.msg import FaultCommand, FaultStatus
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.conversions import stamp
+from vehicle_sim.nodes.fault_link import TARGETS_TOPIC, publish_status
 
-TARGETS_TOPIC = "faults/targets"
 GRACE_S = 5.0  # [s] wall time for the targets' announcements (a choice: DDS discovery on
 #                 loopback takes well under a second; a loaded host's node start a few)
 MAX_TARGETS = 1000  # announcements beyond are ignored (bounded memory against a hostile node)
 MAX_HELD = 1000  # commands held during the grace; beyond, rejected at once
 
 
-def announce(node: Node, target: str):
-    """Say that ``node`` owns ``target`` (kept by DDS for the desk that starts later); returns
-    the publisher, which must live as long as the target."""
-    pub = node.create_publisher(String, TARGETS_TOPIC, qos.LATCHED)
-    pub.publish(String(data=target))
-    return pub
-
-
-def unknown_target(target: str, known: set[str]) -> str:
-    """The rejection of a command for ``target``, which no node announced."""
+def unknown_target(target: str, known: set[str], none: str = "none announced") -> str:
+    """The rejection of a command for ``target``, which no node announced (``none``: what the
+    line says when no node announced any)."""
     if len(target) > MAX_TEXT_CHARS:
         return f"target of {len(target)} characters (at most {MAX_TEXT_CHARS})"
     return (f"no node of this run takes target {target!r} (targets: "
-            f"{', '.join(sorted(known)) or 'none announced'})")
+            f"{', '.join(sorted(known)) or none})")
 
 
 class FaultDesk:
-    """The targets announced so far and the commands held during the grace (module doc)."""
+    """The targets announced so far and the commands held during the grace (module doc).
+    ``grace_s`` [s]: how long to hold; ``none``: the rejections' words when no target is
+    announced (the lockstep engine's desk: it has no targets and holds nothing)."""
 
-    def __init__(self, node: Node, now_ns):
-        self.node, self.now_ns = node, now_ns
+    def __init__(self, node: Node, now_ns, grace_s: float = GRACE_S,
+                 none: str = "none announced"):
+        self.node, self.now_ns, self.none = node, now_ns, none
         self.known: set[str] = set()
         self.held: list[FaultCommand] = []
-        self._until = time.monotonic() + GRACE_S
+        self._until = time.monotonic() + grace_s
         self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
         node.create_subscription(String, TARGETS_TOPIC, self._on_target, qos.EVENT)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
@@ -80,9 +75,7 @@ class FaultDesk:
                 self._reject(cmd)
 
     def _reject(self, cmd: FaultCommand) -> None:
-        why = unknown_target(cmd.target, self.known)
-        out = FaultStatus(id=cmd.id, target=cmd.target[:MAX_TEXT_CHARS], fault=cmd.fault,
-                          state=FaultStatus.STATE_REJECTED, message=why)
-        out.header.stamp = stamp(self.now_ns())
-        self.pub.publish(out)
-        self.node.get_logger().warning(f"fault id {cmd.id} rejected: {why}")
+        why = unknown_target(cmd.target, self.known, self.none)
+        change = FaultChange(cmd.id, "", REJECTED, why)
+        publish_status(self.node, self.pub, self.now_ns(), cmd.target[:MAX_TEXT_CHARS], change,
+                       cmd.fault)

@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 
 from rclpy.node import Node
+from std_msgs.msg import String
 
 from vehicle_sim.core.fault_schedule import PendingFaults
 from vehicle_sim.core.faults import (
@@ -37,13 +38,37 @@ from vehicle_sim.core.faults import (
 from vehicle_sim.msg import FaultCommand, FaultStatus
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
-from vehicle_sim.nodes.fault_desk import announce
 
 KIND_OF = {getattr(FaultCommand, n): n.lower() for n in dir(FaultCommand)
            if n.isupper() and isinstance(getattr(FaultCommand, n), int)}
 CODE_OF = {kind: code for code, kind in KIND_OF.items()}
 STATE_OF = {ACTIVE: FaultStatus.STATE_ACTIVE, CLEARED: FaultStatus.STATE_CLEARED,
             REJECTED: FaultStatus.STATE_REJECTED}
+TARGETS_TOPIC = "faults/targets"  # each target's link announces its target (nodes.fault_desk)
+
+
+def announce(node: Node, target: str):
+    """Say that ``node`` owns ``target`` (kept by DDS for the desk that starts later); returns
+    the publisher, which must live as long as the target."""
+    pub = node.create_publisher(String, TARGETS_TOPIC, qos.LATCHED)
+    pub.publish(String(data=target))
+    return pub
+
+
+def publish_status(node: Node, pub, t_ns: int, target: str, change: FaultChange,
+                   code: int) -> None:
+    """One change on faults/status, stamped ``t_ns``, and its log line (``code``: the
+    FaultCommand code of the change's kind)."""
+    out = FaultStatus(id=change.id, target=target, fault=code, state=STATE_OF[change.state],
+                      message=change.message)
+    out.header.stamp = stamp(t_ns)
+    pub.publish(out)
+    # separate call sites: rclpy refuses a severity change at one call site
+    if change.state == REJECTED:
+        node.get_logger().warning(f"{target} fault id {change.id} rejected: {change.message}")
+    else:
+        node.get_logger().info(f"{target} fault id {change.id}: {change.message} "
+                               f"(t={t_ns * 1e-9:.3f} s)")
 
 
 def at_problem(at_s: float, now_ns: int) -> str | None:
@@ -80,17 +105,7 @@ class StatusLink:
         """Publish each change stamped ``t_ns`` and log it (``code``: the FaultCommand code of
         a kind that has none, an unknown one)."""
         for c in changes:
-            out = FaultStatus(id=c.id, target=self.target, fault=CODE_OF.get(c.kind, code),
-                              state=STATE_OF[c.state], message=c.message)
-            out.header.stamp = stamp(t_ns)
-            self.pub.publish(out)
-            # separate call sites: rclpy refuses a severity change at one call site
-            if c.state == REJECTED:
-                self.node.get_logger().warning(
-                    f"{self.target} fault id {c.id} rejected: {c.message}")
-            else:
-                self.node.get_logger().info(f"{self.target} fault id {c.id}: {c.message} "
-                                            f"(t={t_ns * 1e-9:.3f} s)")
+            publish_status(self.node, self.pub, t_ns, self.target, c, CODE_OF.get(c.kind, code))
 
     def take(self, req: FaultRequest, at_ns: int) -> list[FaultChange]:
         """Apply ``req`` now, or hold it until ``at_ns`` (released by ``release``)."""

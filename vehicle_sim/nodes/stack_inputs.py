@@ -142,6 +142,7 @@ class StackInputs:
 
     def __init__(self, vehicle, limits: ControlLimits, info: Callable[[str], None]):
         self.model, self.limits = LongitudinalModel.from_vehicle(vehicle), limits
+        self._control_limits = ControlLimits(limits.max_steer_rad, INT8_MAX)  # autonomy/control
         self.measured = Measured(0.0, 0.0, 0)
         self.controllers: dict[str, StackController] = {}
         self.gear, self.park = 1, False  # Autoware's gear command (starts in drive)
@@ -205,7 +206,7 @@ class StackInputs:
         """VehicleControl: pedals and steering, as the dynamics node checks them; its gear
         within int8 only (the dynamics node checks it against its gearbox, forward_gears)."""
         return validate(msg.steering_angle, msg.throttle, msg.brake, msg.clutch, msg.gear,
-                        msg.handbrake, ControlLimits(self.limits.max_steer_rad, INT8_MAX))
+                        msg.handbrake, self._control_limits)
 
     def _twist(self, name: str, msg) -> Validated:
         """Twist or TwistStamped (a header to check) on source ``name``."""

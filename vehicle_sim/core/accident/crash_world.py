@@ -52,7 +52,6 @@ class CrashWorld:
             np.array([s.box_m for s in self.geometry.statics]))
         self.crashed: set[int] = set()
         self._springs: dict[tuple[int, int, int], np.ndarray] = {}  # pair -> its contact state
-        self._resting: set[tuple[int, int, int]] = set()  # pairs at rest in contact, this step
         self.last_touch_ns: dict[tuple[int, int, int], int] = {}  # episodes (release_s)
 
     def close(self) -> None:
@@ -92,10 +91,10 @@ class CrashWorld:
         release = round(self.params.release_s * 1e9)
         self.last_touch_ns = {k: t for k, t in self.last_touch_ns.items() if t_ns - t < release}
         vv, vs = self.candidates(bodies, dt_s)
-        vv, vs = self._drop_resting(bodies, vv, vs, t_ns)
+        vv, vs, resting = self._drop_resting(bodies, vv, vs, t_ns)
         sub = Substepper(self, bodies, vv, vs)
         sub.run(dt_s)
-        kept = self._resting | set(sub.keys)  # a pair no longer near (a body moved or left)
+        kept = resting | set(sub.keys)  # a pair no longer near (a body moved or left)
         self._springs = {k: v for k, v in self._springs.items() if k in kept}  # starts afresh
         crashed = np.isin(bodies.ids, np.fromiter(self.crashed, np.int64, len(self.crashed)))
         rows = set(sub.touched_rows) | set(np.flatnonzero(crashed).tolist())
@@ -117,11 +116,12 @@ class CrashWorld:
         return CrashStep(ids=bodies.ids[rows].astype(np.int64), states=states, contacts=contacts)
 
     def _drop_resting(self, b: BodyArrays, vv: np.ndarray, vs: np.ndarray, t_ns: int
-                      ) -> tuple[np.ndarray, np.ndarray]:
+                      ) -> tuple[np.ndarray, np.ndarray, set[tuple[int, int, int]]]:
         """Pairs still in contact whose bodies are all at rest leave the sub-steps: nothing moves,
-        the deformation stays as it is (the plastic set); their episode stays open."""
+        the deformation stays as it is (the plastic set); their episode stays open. Returns the
+        remaining pairs and the keys of those left out (their contact state is kept)."""
         stop = self.params.stop_speed_mps
-        self._resting = set()
+        resting: set[tuple[int, int, int]] = set()
         still = (np.hypot(b.vel[:, 0], b.vel[:, 1]) +
                  np.abs(b.vel[:, 2]) * bounding_radii(b.size[:, 0], b.size[:, 1])) < stop
         ids = b.ids
@@ -130,7 +130,7 @@ class CrashWorld:
             key = (int(ids[i]), -1 if static >= 0 else int(ids[j]), static)
             if key in self._springs and still[i] and (static >= 0 or still[j]):
                 self.last_touch_ns[key] = int(t_ns)
-                self._resting.add(key)
+                resting.add(key)
                 return False
             return True
 
@@ -138,7 +138,7 @@ class CrashWorld:
             vv = vv[[keep(i, j, -1) for i, j in vv]].reshape(-1, 2)
         if len(vs):
             vs = vs[[keep(i, 0, int(k)) for i, k in vs]].reshape(-1, 2)
-        return vv, vs
+        return vv, vs, resting
 
     def _slide(self, b: BodyArrays, rows: np.ndarray, pose: np.ndarray, vel: np.ndarray,
                h: float) -> None:
