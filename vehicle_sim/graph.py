@@ -38,7 +38,8 @@ class LaunchArg:
 LAUNCH_ARGS = (
     LaunchArg("scenario", "urban", "scenario config/scenarios/<name>.yaml, or a path to a "
               "scenario file"),
-    LaunchArg("use_sim_time", "true", "every node follows /clock from the dynamics node",
+    LaunchArg("use_sim_time", "true", "every node follows /clock from the dynamics node (false "
+              "is refused: the nodes' stamps and steps are the dynamics node's simulation time)",
               ("true", "false")),
     LaunchArg("mode", "realtime", "dynamics pacing: realtime (x real_time_factor), fast "
               "(as fast as possible) or lockstep (waits for every peer each frame)",
@@ -315,6 +316,11 @@ def resolve_args(given: dict[str, str]) -> dict[str, str]:
             raise ConfigError("launch arguments", name,
                               f"{value!r} is not one of {', '.join(table[name].choices)}")
     args = {a.name: given.get(a.name, a.default) for a in LAUNCH_ARGS}
+    if args["use_sim_time"] != "true":  # traffic and ego driver would run on the wall clock,
+        # the dynamics node and the sensors on its steps from 0: two clocks, an ego never driven
+        raise ConfigError("launch arguments", "use_sim_time", "false is not supported: every "
+                          "node stamps and steps on the dynamics node's simulation time (/clock); "
+                          "a stack beside the graph sets its own use_sim_time")
     if args["engine"] == "true" and args["mode"] == "realtime":
         raise ConfigError("launch arguments", "engine", "the engine runs batch runs, as fast as "
                           "the machine goes: give mode lockstep (or fast)")
@@ -344,11 +350,11 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
         values[EGO_VEHICLE_PARAMS[node.executable]] = args["vehicle_file"]
     if node == ENGINE_NODE:  # it starts stepping once its readers are up (engine_readers)
         readers = engine_readers(scenario, args) if scenario else []
-        return {**values, **_waits(readers, args)}
+        return {**values, **_waits(readers)}
     active = active_nodes(scenario, args) if scenario is not None else []
     others = [n.name for n in active if n.name != node.name]
     if node.wait_for_graph:
-        values.update(_waits([n for n in active if n.name != node.name], args))
+        values.update(_waits([n for n in active if n.name != node.name]))
     peers = [n.name for n in active if n.lockstep_peer]
     if node.wait_for_graph and peers:
         values["lockstep_peers"] = peers
@@ -361,14 +367,13 @@ def node_parameters(node: NodeSpec, args: dict[str, str],
     return values
 
 
-def _waits(nodes: list[NodeSpec], args: dict[str, str]) -> dict[str, list[str]]:
+def _waits(nodes: list[NodeSpec]) -> dict[str, list[str]]:
     """``wait_for_nodes`` (the clock owner's start waits for them) and ``clockless_nodes``,
-    those of them that read no /clock: the bridge, or all of them without sim time."""
+    those of them that read no /clock: the bridge."""
     out: dict[str, list[str]] = {}
     if nodes:
         out["wait_for_nodes"] = [n.name for n in nodes]
-    clockless = [n.name for n in nodes if n.executable in CLOCKLESS_EXECUTABLES
-                 or args["use_sim_time"] != "true"]
+    clockless = [n.name for n in nodes if n.executable in CLOCKLESS_EXECUTABLES]
     if clockless:
         out["clockless_nodes"] = clockless
     return out

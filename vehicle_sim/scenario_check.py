@@ -19,6 +19,8 @@ from typing import Any
 
 from vehicle_sim import graph
 from vehicle_sim.core.config import ConfigError, load
+from vehicle_sim.core.dynamics_params import ODOM_IN_MAP_RULE
+from vehicle_sim.core.frames import OdomInMap
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 from vehicle_sim.core.traffic.params import TrafficParams
@@ -79,6 +81,10 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
     for node, params in nodes:
         if isinstance(params, TrafficNodeParams):
             _check_agents_car(node, params)
+        odom = getattr(params, "odom_in_map", OdomInMap())
+        if isinstance(odom, OdomInMap) and odom != OdomInMap() and len(nodes) > 1:
+            raise ConfigError(f"scenario {args['scenario']}", f"{node.name}.odom_in_map",
+                              ODOM_IN_MAP_RULE)
     return world
 
 

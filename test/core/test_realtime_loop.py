@@ -179,6 +179,20 @@ def test_sim_loop_watchdog_pause_step_and_deterministic_time():
     assert ticks == [8_000_000, 9_000_000]
 
 
+def test_a_real_time_loop_reports_its_status_at_every_simulated_second():
+    """A run's summary ends on a status at its duration (nodes.monitor_node): in real time too,
+    a status leaves at each whole simulated second, not only on the wall-clock period."""
+    loop = SimLoop(RecordingModel(), DynamicsParams(mode="realtime", status_rate_hz=0.2))
+    stop, times = threading.Event(), []
+    hooks = Hooks(after_step=lambda k, t: stop.set() if t >= 2_000_000_000 else None,
+                  status=lambda s: times.append(round(s.sim_time_s * 1e9)))
+    thread = threading.Thread(target=loop.run, args=(stop, hooks))
+    thread.start()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert {0, 1_000_000_000, 2_000_000_000} <= set(times), times
+
+
 @pytest.mark.parametrize("fields, words", [
     ({}, "needs lockstep_peers"),
     ({"lockstep_peers": ("a",), "lockstep_frame_steps": 15}, "between two vehicle/state"),

@@ -53,6 +53,19 @@ def test_a_node_with_another_ego_or_map_is_refused_naming_it(tmp_path, node, lin
     assert line.split(": ")[1] in text and "dynamics." in text, text
 
 
+@pytest.mark.parametrize("line", ["odom_in_map: {x_m: 50.0}",
+                                  "odom_in_map: {yaw_rad: 0.5}\n    map_file: ''"])
+def test_an_odom_that_is_not_map_is_refused_where_other_nodes_take_odom_as_map(tmp_path, line):
+    """The traffic, GNSS, accident and ego driver nodes (and the ego's crash contacts with the
+    map's objects) read the ego's odom pose as map coordinates: an offset would put the ego
+    in two places; the dynamics node alone without a map may have one (a stack's frames)."""
+    sc, args = scenario(tmp_path, {"dynamics": line})
+    with pytest.raises(ConfigError, match="odom_in_map other than the identity needs map_file"):
+        check_one_world(sc, args)
+    alone = node_params(sc.nodes[0], args, sc) if "map_file" in line else None
+    assert alone is None or alone.odom_in_map.yaw_rad == 0.5
+
+
 def test_one_file_named_two_ways_is_one_file(tmp_path):
     """An absolute path to the same file as the others' relative one is accepted."""
     absolute = config_path("vehicles/medium_car.yaml")

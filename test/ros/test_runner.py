@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from vehicle_sim import graph, ros_distro, runner
-from vehicle_sim.core.config import parse_yaml, yaml_text
+from vehicle_sim.core.config import ConfigError, parse_yaml, yaml_text
 
 RUNNER = str(Path(sys.executable).parent / "vehicle_sim_run")
 
@@ -260,9 +260,8 @@ def test_runner_commands_match_the_declared_graph():
         "wait_for_nodes": names[1:],  # the clock owner waits for every other node
         "clockless_nodes": ["bridge"],  # ... and for their /clock readers, but the bridge's
         "lockstep_peers": ["traffic", "imu", "gps", "ego_driver"]}
-    without_sim_time = graph.resolve_args({"mode": "fast", "use_sim_time": "false"})
-    assert graph.node_parameters(scenario.nodes[0], without_sim_time, scenario)[
-        "clockless_nodes"] == names[1:]
+    with pytest.raises(ConfigError, match="use_sim_time: false is not supported"):
+        graph.resolve_args({"mode": "fast", "use_sim_time": "false"})  # two clocks (graph.py)
     assert graph.node_parameters(scenario.nodes[1], args, scenario)["lockstep"] is False
     ego = next(n for n in scenario.nodes if n.name == "ego_driver")
     assert graph.node_parameters(ego, args, scenario) == {

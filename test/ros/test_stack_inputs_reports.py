@@ -123,7 +123,8 @@ def test_initialpose_in_map_places_base_link_at_the_rear_axle_through_map_to_odo
     from nav_msgs.msg import Odometry
     offset = {"x_m": 100.0, "y_m": -50.0, "yaw_rad": 0.3}
     dyn = start_node("dynamics_node", params={
-        "base_link": "rear_axle", **{f"odom_in_map.{k}": v for k, v in offset.items()}})
+        "base_link": "rear_axle", "map_file": "''",  # an offset: no map (dynamics_params)
+        **{f"odom_in_map.{k}": v for k, v in offset.items()}})
     odom: list[Odometry] = []
     sub = ros_node.create_subscription(Odometry, "odom", odom.append, qos.STATE)
     try:

@@ -8,6 +8,13 @@ from vehicle_sim.core.accident.params import AGENT_TIMEOUT_MAX_S
 from vehicle_sim.core.config import spec
 from vehicle_sim.core.frames import ODOM_MAX_M, REFERENCE_POINTS, OdomInMap
 
+# the one place an odom that is not map would need a conversion it does not get: the ego's crash
+# contacts, the traffic, GNSS, accident, ego driver and ground truth take the ego's odom pose
+# as map coordinates
+ODOM_IN_MAP_RULE = ("odom_in_map other than the identity needs map_file '' and a dynamics node "
+                    "without the traffic, sensors and accidents of a scenario: they take the "
+                    "ego's odom pose as map coordinates")
+
 MODES = ("realtime", "fast", "lockstep")
 MAX_PHYSICS_RATE_HZ = 20000.0  # [Hz] the fixed step rate's bound, and so the state rate's
 # physics steps between two messages (decimations, a lockstep frame): 0.5 s at the highest
@@ -94,6 +101,8 @@ class DynamicsParams:
         if self.state_rate_hz > self.physics_rate_hz:
             raise ValueError(f"state_rate_hz {self.state_rate_hz} exceeds physics_rate_hz "
                              f"{self.physics_rate_hz}")
+        if self.map_file and self.odom_in_map != OdomInMap():
+            raise ValueError(ODOM_IN_MAP_RULE)
         if self.terrain_file and self.model != "full14":
             raise ValueError(f"terrain_file needs model full14 (model is {self.model})")
         if self.mode == "lockstep" and not self.lockstep_peers:

@@ -179,9 +179,10 @@ class SimLoop:
                 break
             if self.barrier is not None and self.k % self.params.lockstep_frame_steps == 0:
                 self._wait_frame(stop, hooks)
-            # every status period of wall time, and in fast/lockstep modes also every simulated
-            # second (a fast run may end before one wall period)
-            sim_second = self.params.mode != "realtime" and self.k % steps_per_s == 0
+            # every simulated second (a fast run may end before one wall period; a run's
+            # summary ends on one: run_summary), and after a status period of wall time
+            # without one (a paused or slow run)
+            sim_second = self.k % steps_per_s == 0
             if sim_second or self._clock() >= next_status:
                 next_status = self._clock() + status_every_s
                 hooks.status(self.status())

@@ -219,7 +219,7 @@ class DynamicsNode(Node):
                         lateness_max=s.lateness_s[2], step_compute_p99=s.compute_p99_s,
                         command_timeout=s.command_timeout, rejected_commands=self.rejected,
                         model=self.p.model)
-        msg.header.stamp = conv.stamp(self.loop.t_ns)
+        msg.header.stamp = conv.stamp(round(s.sim_time_s * 1e9))  # the time its figures are of
         self.pub_status.publish(msg)
 
     def _run_loop(self, hooks: Hooks) -> None:

@@ -74,9 +74,10 @@ class MonitorNode(Node):
             self._progress_timer.start()
 
     def _on_state(self, msg: VehicleState) -> None:
-        t_s = to_ns(msg.header.stamp) * 1e-9
-        bounded = self.p.duration > 0.0
-        if self.done or (bounded and t_s > self.p.duration):
+        t_ns, end_ns = to_ns(msg.header.stamp), round(self.p.duration * 1e9)
+        t_s, bounded = t_ns * 1e-9, self.p.duration > 0.0
+        # in ns: a state at 30 s is 30.000000000000004 s as a float
+        if self.done or (bounded and t_ns > end_ns):
             # the run reached its end (samples may be dropped in fast mode); the summary
             # covers [0, duration] exactly
             self.done = self.done or bounded
@@ -84,7 +85,7 @@ class MonitorNode(Node):
             return
         self.summary.add_state(t_s, msg.pose.position.x, msg.pose.position.y,
                                msg.twist.linear.x)
-        if bounded and t_s >= self.p.duration:
+        if bounded and t_ns >= end_ns:
             self.done = True
 
     @property
