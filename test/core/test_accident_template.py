@@ -77,6 +77,11 @@ def test_shipped_templates_load_as_002_writes_them():
      "collisions[0].position_m"),
     (lambda d: d["vehicles"][1].update(id="vehicleB"), "duplicate name 'vehicleB'",
      "vehicles[1].id"),
+    (lambda d: d["vehicles"][1].update(id="B\nFAKE LOG LINE"), "is not 1-64 of",
+     "vehicles[1].id"),
+    (lambda d: d["static_objects"].extend({**d["static_objects"][0], "id": f"t{i}"}
+                                          for i in range(50)), "51 entries, at most 50",
+     "static_objects"),
     (lambda d: d.update(t_split=1.0), "must be < 1.0", "t_split"),
     (lambda d: d.update(speed_mps=300.0), "must be <= 30.0", "speed_mps"),
     (lambda d: d.update(speed_mps=1e-9), "must be >= 1.0", "speed_mps"),

@@ -107,6 +107,61 @@ def test_map_geometry_is_bounded_before_the_network_is_built(mutate, key, words)
     assert err.value.key == key and words in str(err.value), str(err.value)
 
 
+def _tree(i: int) -> dict:
+    return {"id": f"t{i}", "kind": "tree", "x_m": 5.0, "y_m": float(i % 100), "radius_m": 0.4}
+
+
+@pytest.mark.parametrize("mutate, words", [
+    (lambda d: d["nodes"][0]["connections"].extend(  # probabilities still sum to 1
+        [{**d["nodes"][0]["connections"][0], "probability": 0.0}] * 600), "at most 500 per junction"),
+    (lambda d: d["nodes"][0]["connections"].append(
+        {**d["nodes"][0]["connections"][0], "probability": 0.0}), "a second time"),
+    (lambda d: d.__setitem__("streets", [  # 120 km of radius-1 m circles: 1.5e6 points
+        {**d["streets"][0], "id": f"s{i}", "lanes": [{**d["streets"][0]["lanes"][0],
+                                                       "id": f"s{i}_l", "offset_m": 0.0}],
+         "reference": {"x_m": 0.0, "y_m": 0.0, "heading_rad": 0.0,
+                       "pieces": [{"length_m": 10_000.0, "curvature_1pm": 1.0}]}}
+        for i in range(12)]), "points"),
+    (lambda d: d["streets"][0].__setitem__("reference", {  # 10 m inside a 10 m radius
+        **d["streets"][0]["reference"], "pieces": [{"length_m": 20.0, "curvature_1pm": 0.1}]})
+     or d["streets"][0]["lanes"][0].__setitem__("offset_m", 10.0), "of the radius as offset"),
+    (lambda d: d.__setitem__("streets", []), "at least one lane"),
+    (lambda d: d["streets"][0]["lanes"][0].__setitem__("id", "a\"<>&'\x01"), "is not 1-64"),
+    (lambda d: d["streets"][0]["lanes"][0].__setitem__("id", "x" * 3_000_000),
+     "(3000000 characters)"),
+    (lambda d: d.setdefault("static_objects", []).extend([_tree(1), _tree(1)]),
+     "duplicate static object id 't1'"),
+    (lambda d: d.setdefault("static_objects", []).extend(_tree(i) for i in range(10_001)),
+     "static_objects: 10001, at most 10000"),
+    (lambda d: d.setdefault("static_objects", []).append({"id": "b", "kind": "barrier"}),
+     "a barrier needs a footprint"),
+    (lambda d: d.setdefault("static_objects", []).append(
+        {"id": "b", "kind": "building", "footprint": [[math.cos(a / 300), math.sin(a / 300)]
+                                                      for a in range(2000)]}), "at most 1000"),
+    (lambda d: d["signals"].append({"id": "x", "kind": "stop", "lanes": [
+        d["streets"][0]["lanes"][0]["id"]] * 2}), "duplicate lane id"),
+])
+def test_a_map_that_would_cost_without_bound_or_mean_nothing_is_refused(mutate, words):
+    """What a hostile or careless map adds up to (connections paired n^2, sampled points,
+    static objects, footprints) is bounded at load, and what cannot mean a road (no lane, a
+    lane offset past its arc's centre, ids a log line or an OSM file cannot carry, repeats) is
+    refused there too, in one line, not as a failure in every node."""
+    data = copy.deepcopy(_base())
+    mutate(data)
+    with pytest.raises(ConfigError) as err:
+        map_from_dict(data, source="hostile.yaml")
+    text = str(err.value)
+    assert "hostile.yaml" in text and words in text and len(text) < 400, text[:400]
+
+
+def test_a_fifo_given_as_a_map_is_refused_without_blocking(tmp_path):
+    import os
+    fifo = tmp_path / "map.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_map(fifo)
+
+
 def test_impossible_connector_geometry_names_the_connection():
     data = copy.deepcopy(_base())
     c = data["nodes"][0]["connections"][0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import stat
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -111,8 +112,10 @@ def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; malformed YAML or a non-mapping top level raises ConfigError."""
     path = Path(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block the open
+            raise ConfigError(str(path), "", "not a regular file")
         with path.open(encoding="utf-8") as f:
-            text = f.read(MAX_FILE_CHARS + 1)  # never more: a huge file or a FIFO
+            text = f.read(MAX_FILE_CHARS + 1)  # never more: a huge file
     except OSError as exc:
         raise ConfigError(str(path), "", f"cannot read file ({exc.strerror})") from None
     except UnicodeDecodeError as exc:

@@ -27,6 +27,7 @@ overlapping start positions) by the planners (``core/accident/planners``). Every
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,8 @@ MAX_COORD_M = 1000.0  # a scene is a junction, not a city
 MAX_VEHICLES = 12  # 002: at most 3 per approach, 4 approaches
 MAX_EVENTS = 8
 MAX_COLLISIONS = 20
+MAX_STATICS = 50  # 002's scenes hold a few trees or poles; the planners pair them (n^2)
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,64}")  # names that go into log lines as they are
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ def _fail(tpl: AccidentTemplate, key: str, reason: str) -> None:
 
 def _check_sizes(tpl: AccidentTemplate) -> None:
     limits = (("vehicles", tpl.vehicles, MAX_VEHICLES), ("collisions", tpl.collisions,
-              MAX_COLLISIONS))
+              MAX_COLLISIONS), ("static_objects", tpl.static_objects, MAX_STATICS))
     for key, items, most in limits:
         if len(items) > most:
             _fail(tpl, key, f"{len(items)} entries, at most {most}")
@@ -137,8 +140,9 @@ def _check_names(tpl: AccidentTemplate) -> None:
     named = [(f"vehicles[{i}].id", v.id) for i, v in enumerate(tpl.vehicles)]
     named += [(f"static_objects[{i}].id", s.id) for i, s in enumerate(tpl.static_objects)]
     for key, name in named:
-        if not name.strip():
-            _fail(tpl, key, "empty name")
+        if not ID_PATTERN.fullmatch(name):
+            shown = repr(name) if len(name) <= 64 else f"of {len(name)} characters"
+            _fail(tpl, key, f"name {shown} is not 1-64 of A-Z a-z 0-9 _ . -")
         if name in seen:
             _fail(tpl, key, f"duplicate name {name!r} (also {seen[name]})")
         seen[name] = key

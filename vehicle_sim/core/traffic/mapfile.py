@@ -34,10 +34,12 @@ backward`` drives it against the reference. Junction connector paths (from the e
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from vehicle_sim.core.config import build, load_yaml, spec
+from vehicle_sim.core.traffic.geometry import MAX_DTHETA_RAD, MAX_STEP_M
 
 # Geometry bounds: what a map may add up to, so building the network cannot exhaust memory. A
 # 20 km square city: the traffic neighbour grid (20 m cells) then has at most ~1e6 cells; a
@@ -46,6 +48,20 @@ from vehicle_sim.core.config import build, load_yaml, spec
 MAX_COORD_M = 10_000.0
 MAX_PIECE_M = 10_000.0
 MAX_TOTAL_LANE_M = 2_000_000.0
+# ... and what they cost once sampled (geometry.sample_pieces: a point per 5 m of line, per
+# 0.08 rad of arc; ~130 B a point in the network): 1e6 points is ~130 MB per node that builds
+# the network, and the 2,000 km above as straight lines is 400,000 (a 10 km arc of radius 1 m
+# alone would be 125,000)
+MAX_TOTAL_POINTS = 1_000_000
+# a junction's connections are paired with each other for their conflicts (network: n^2): a
+# six-arm junction of four lanes each way, every lane to every exit lane, is 24 x 20 = 480
+MAX_NODE_CONNECTIONS = 500
+MAX_STATIC_OBJECTS = 10_000  # the crash world's start takes ~0.7 ms each (100,000: 68 s)
+MAX_FOOTPRINT_POINTS = 1_000  # a surveyed building outline has tens (pybullet's hull: < 65k)
+MAX_LANE_BEND = 0.9  # |offset * curvature| of a lane: its radius at least 1/10 of the street's
+# ids: what a log line, an OSM export and the network's names (a connector is
+# "<node>:<from>><to>") can carry as they are
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 MAX_SPEED_LIMIT_MPS = 40.0  # 144 km/h: above any urban speed limit (a choice)
 SIGNAL_KINDS = ("traffic_light", "stop", "give_way", "crossing")
 OBJECT_KINDS = ("tree", "pole", "barrier", "building")
@@ -162,9 +178,16 @@ class StaticObject:
 
     def __post_init__(self) -> None:
         if self.kind == "building" and len(self.footprint) < 3:
-            raise ValueError(f"static object {self.id}: footprint needs >= 3 points")
+            raise ValueError(f"static object {_short(self.id)}: footprint needs >= 3 points")
         if self.kind in ("tree", "pole") and self.radius_m <= 0.0:
-            raise ValueError(f"static object {self.id}: radius_m must be > 0 for a {self.kind}")
+            raise ValueError(f"static object {_short(self.id)}: radius_m must be > 0 for a "
+                             f"{self.kind}")
+        if self.kind == "barrier" and len(self.footprint) < 2 and self.radius_m <= 0.0:
+            raise ValueError(f"static object {_short(self.id)}: a barrier needs a footprint of "
+                             ">= 2 points or radius_m > 0")
+        if len(self.footprint) > MAX_FOOTPRINT_POINTS:
+            raise ValueError(f"static object {_short(self.id)}: {len(self.footprint)} footprint "
+                             f"points, at most {MAX_FOOTPRINT_POINTS}")
 
 
 @dataclass(frozen=True)
@@ -179,44 +202,92 @@ class MapSpec:
     name: str = spec("")
 
     def __post_init__(self) -> None:
+        if len(self.static_objects) > MAX_STATIC_OBJECTS:
+            raise ValueError(f"static_objects: {len(self.static_objects)}, at most "
+                             f"{MAX_STATIC_OBJECTS}")
         lanes = _unique([(f"streets[{i}].lanes[{j}].id", ln.id) for i, s in enumerate(self.streets)
                          for j, ln in enumerate(s.lanes)], "lane")
+        if not lanes:
+            raise ValueError("streets: a map needs at least one lane")
         _unique([(f"streets[{i}].id", s.id) for i, s in enumerate(self.streets)], "street")
         _unique([(f"nodes[{i}].id", n.id) for i, n in enumerate(self.nodes)], "node")
         _unique([(f"signals[{i}].id", s.id) for i, s in enumerate(self.signals)], "signal")
+        _unique([(f"static_objects[{i}].id", o.id) for i, o in enumerate(self.static_objects)],
+                "static object")
         total = sum(sum(p.length_m for p in s.reference.pieces) * len(s.lanes)
                     for s in self.streets)
         if total > MAX_TOTAL_LANE_M:
             raise ValueError(f"streets: {total / 1e3:.0f} km of lanes in total, more than the "
                              f"{MAX_TOTAL_LANE_M / 1e3:.0f} km a map may have")
+        points = sum(_points(s.reference) * len(s.lanes) for s in self.streets)
+        if points > MAX_TOTAL_POINTS:
+            raise ValueError(f"streets: their lanes sample to {points} points (a point per "
+                             f"{MAX_STEP_M:g} m and per {MAX_DTHETA_RAD:g} rad of turn), more "
+                             f"than the {MAX_TOTAL_POINTS} a map may have")
+        for i, s in enumerate(self.streets):
+            _check_bends(i, s)
         for i, n in enumerate(self.nodes):
             _check_node(i, n, lanes)
         for i, sg in enumerate(self.signals):
+            _unique([(f"signals[{i}].lanes[{j}]", name) for j, name in enumerate(sg.lanes)],
+                    "lane")
             for j, name in enumerate(sg.lanes):
                 if name not in lanes:
-                    raise ValueError(f"signals[{i}].lanes[{j}]: unknown lane {name!r}")
+                    raise ValueError(f"signals[{i}].lanes[{j}]: unknown lane {_short(name)}")
+
+
+def _short(name: str) -> str:
+    """A name of the file as an error line shows it: quoted, at most 64 characters."""
+    return repr(name) if len(name) <= 64 else f"{name[:64]!r}... ({len(name)} characters)"
+
+
+def _points(ref: Reference) -> int:
+    """Points of the reference once sampled (geometry.sample_pieces)."""
+    return 1 + sum(max(1, math.ceil(p.length_m / MAX_STEP_M),
+                       math.ceil(abs(p.curvature_1pm) * p.length_m / MAX_DTHETA_RAD))
+                   for p in ref.pieces)
+
+
+def _check_bends(i: int, street: Street) -> None:
+    """A lane offset to the inside of an arc by nearly its radius degenerates to a point."""
+    k = max(abs(p.curvature_1pm) for p in street.reference.pieces)
+    for j, ln in enumerate(street.lanes):
+        if abs(ln.offset_m) * k > MAX_LANE_BEND:
+            raise ValueError(f"streets[{i}].lanes[{j}].offset_m: {ln.offset_m:g} m off a "
+                             f"reference of radius {1 / k:.3g} m; a lane keeps at most "
+                             f"{MAX_LANE_BEND:g} of the radius as offset")
 
 
 def _unique(items: list[tuple[str, str]], what: str) -> set[str]:
     seen: set[str] = set()
     for key, name in items:
+        if not ID_PATTERN.fullmatch(name):
+            raise ValueError(f"{key}: {what} id {_short(name)} is not 1-64 of A-Z a-z 0-9 _ . -")
         if name in seen:
-            raise ValueError(f"{key}: duplicate {what} id {name!r}")
+            raise ValueError(f"{key}: duplicate {what} id {_short(name)}")
         seen.add(name)
     return seen
 
 
 def _check_node(i: int, node: Node, lanes: set[str]) -> None:
+    if len(node.connections) > MAX_NODE_CONNECTIONS:
+        raise ValueError(f"nodes[{i}].connections: {len(node.connections)}, at most "
+                         f"{MAX_NODE_CONNECTIONS} per junction")
+    pairs: set[tuple[str, str]] = set()
     sums: dict[str, float] = {}
     for j, c in enumerate(node.connections):
+        if (c.from_lane, c.to_lane) in pairs:
+            raise ValueError(f"nodes[{i}].connections[{j}]: {_short(c.from_lane)} to "
+                             f"{_short(c.to_lane)} a second time")
+        pairs.add((c.from_lane, c.to_lane))
         for field in ("from_lane", "to_lane"):
             if getattr(c, field) not in lanes:
                 raise ValueError(f"nodes[{i}].connections[{j}].{field}: unknown lane "
-                                 f"{getattr(c, field)!r}")
+                                 f"{_short(getattr(c, field))}")
         sums[c.from_lane] = sums.get(c.from_lane, 0.0) + c.probability
     for lane, total in sums.items():
         if abs(total - 1.0) > 1e-6:
-            raise ValueError(f"nodes[{i}].connections: probabilities leaving lane {lane!r} "
+            raise ValueError(f"nodes[{i}].connections: probabilities leaving lane {_short(lane)} "
                              f"sum to {total:.6g}, not 1")
 
 
