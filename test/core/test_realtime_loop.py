@@ -193,6 +193,25 @@ def test_a_real_time_loop_reports_its_status_at_every_simulated_second():
     assert {0, 1_000_000_000, 2_000_000_000} <= set(times), times
 
 
+def test_a_loop_with_a_duration_holds_at_it():
+    """The run's end (DynamicsParams.duration): not a step beyond it, however long the run
+    takes to stop (a 60 s fast run had simulated 99 s by the time its nodes were stopped)."""
+    loop = SimLoop(RecordingModel(), DynamicsParams(mode="fast", duration=0.25))
+    stop, ticks = threading.Event(), []
+    hooks = Hooks(after_step=lambda k, t: ticks.append(t), status=lambda s: None)
+    thread = threading.Thread(target=loop.run, args=(stop, hooks))
+    thread.start()
+    for _ in range(400):
+        if loop.at_end:
+            break
+        threading.Event().wait(0.01)
+    threading.Event().wait(0.2)  # a fast loop would have gone on by thousands of steps
+    stop.set()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert loop.at_end and loop.k == 250 and ticks[-1] == 250_000_000 and len(ticks) == 250
+
+
 @pytest.mark.parametrize("fields, words", [
     ({}, "needs lockstep_peers"),
     ({"lockstep_peers": ("a",), "lockstep_frame_steps": 15}, "between two vehicle/state"),

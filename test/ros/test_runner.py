@@ -257,7 +257,7 @@ def test_runner_commands_match_the_declared_graph():
             assert str(graph.params_file(spec)) in cmd and graph.params_file(spec).is_file()
     assert graph.node_parameters(scenario.nodes[0], args, scenario) == {
         "use_sim_time": True, "mode": "fast", "real_time_factor": 1.0, "base_link": "cg",
-        "wait_for_nodes": names[1:],  # the clock owner waits for every other node
+        "duration": 0.0, "wait_for_nodes": names[1:],  # the clock owner waits for every other node
         "clockless_nodes": ["bridge"],  # ... and for their /clock readers, but the bridge's
         "lockstep_peers": ["traffic", "imu", "gps", "ego_driver"]}
     with pytest.raises(ConfigError, match="use_sim_time: false is not supported"):

@@ -82,6 +82,7 @@ class SimLoop:
         self.dt_ns = params.dt_ns
         self._dt_s = self.dt_ns * 1e-9  # the model's step [s]
         self.k = 0
+        self._end_k = round(params.duration * 1e9 / self.dt_ns)  # 0: no end
         self._command = Controls(brake=params.watchdog_brake)
         self._watchdog = CommandWatchdog(params.command_timeout_s, params.watchdog_brake)
         self.barrier = (LockstepBarrier(params.lockstep_peers, lambda: self.t_ns)
@@ -107,6 +108,11 @@ class SimLoop:
                     params.initial.speed_mps)
 
     # ---- called from other threads -------------------------------------------------------
+    @property
+    def at_end(self) -> bool:
+        """The run's duration (DynamicsParams.duration) is reached: no more steps."""
+        return 0 < self._end_k <= self.k
+
     @property
     def t_ns(self) -> int:
         return self.k * self.dt_ns
@@ -181,7 +187,7 @@ class SimLoop:
                 self._wait_frame(stop, hooks)
             # every simulated second (a fast run may end before one wall period; a run's
             # summary ends on one: run_summary), and after a status period of wall time
-            # without one (a paused or slow run)
+            # without one (a slow run)
             sim_second = self.k % steps_per_s == 0
             if sim_second or self._clock() >= next_status:
                 next_status = self._clock() + status_every_s
@@ -223,6 +229,10 @@ class SimLoop:
                 self.set_command(controls)
 
     def _may_step(self, stop: threading.Event) -> bool:
+        if self.at_end:  # the run's duration: hold there, taking commands, resets and faults
+            self._wake.wait(0.05)
+            self._wake.clear()
+            return False
         if not self.paused:
             return True
         with self._lock:
