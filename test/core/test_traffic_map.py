@@ -113,7 +113,8 @@ def _tree(i: int) -> dict:
 
 @pytest.mark.parametrize("mutate, words", [
     (lambda d: d["nodes"][0]["connections"].extend(  # probabilities still sum to 1
-        [{**d["nodes"][0]["connections"][0], "probability": 0.0}] * 600), "at most 500 per junction"),
+        [{**d["nodes"][0]["connections"][0], "probability": 0.0}] * 600),
+     "at most 500 per junction"),
     (lambda d: d["nodes"][0]["connections"].append(
         {**d["nodes"][0]["connections"][0], "probability": 0.0}), "a second time"),
     (lambda d: d.__setitem__("streets", [  # 120 km of radius-1 m circles: 1.5e6 points

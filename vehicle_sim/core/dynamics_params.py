@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from vehicle_sim.core.accident.params import AGENT_TIMEOUT_MAX_S
 from vehicle_sim.core.config import spec
-from vehicle_sim.core.run_summary import MAX_RUN_DURATION_S
 from vehicle_sim.core.frames import ODOM_MAX_M, REFERENCE_POINTS, OdomInMap
+from vehicle_sim.core.run_summary import MAX_RUN_DURATION_S
 
 # the one place an odom that is not map would need a conversion it does not get: the ego's crash
 # contacts, the traffic, GNSS, accident, ego driver and ground truth take the ego's odom pose
