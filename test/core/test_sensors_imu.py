@@ -92,6 +92,21 @@ def test_white_noise_std_and_reported_covariance():
         np.eye(3) * sigma ** 2, rel=1e-9)
 
 
+def test_the_reported_covariance_holds_the_bias_a_reader_sees_as_error():
+    """Over many IMUs (seeds), a reading's error at rest has the variance the message reports:
+    white + turn-on + Gauss-Markov (the preset's bias is 26x the white variance: an EKF given
+    the white part alone over-trusted the gyro 1.9 sigma and the accelerometer 3.4)."""
+    gyro = GyroNoise(noise_density=3.39e-4, turn_on_bias_sigma=8.7e-3, bias_gm_sigma=8.68e-4,
+                     bias_gm_tau_s=1000.0)
+    p = ImuParams(rate_hz=200.0, gyro=gyro)
+    outs = [one(ImuModel(p, k), state()) for k in range(1500)]
+    w = np.array([o.angular_velocity_radps for o in outs])
+    reported = outs[0].angular_velocity_cov[1, 1]
+    assert reported == pytest.approx(3.39e-4 ** 2 * 200 + 8.7e-3 ** 2 + 8.68e-4 ** 2, rel=1e-9)
+    lo, hi = chi2_bounds(len(w))
+    assert lo < np.std(w[:, 1]) / math.sqrt(reported) < hi
+
+
 def test_turn_on_bias_scale_factor_and_misalignment_statistics():
     # one reading per seed: each seed is an independently manufactured IMU
     sb, ss, sm, n = 0.05, 0.01, 0.004, 1500

@@ -147,8 +147,9 @@ def test_imu_at_rest_reads_gravity_at_sim_time_stamps(rig, start_node):
     assert abs(m.linear_acceleration.x) < bound and abs(m.linear_acceleration.y) < bound
     gyro_bound = 5 * math.sqrt(8.7e-3 ** 2 + 8.68e-4 ** 2 + 3.39e-4 ** 2 * 200)
     assert abs(m.angular_velocity.z) < gyro_bound
-    # covariance = white variance N^2 / dt + LSB^2 / 12 (preset: 4e-3, 8.17e-3 at 200 Hz)
-    var_a = 4.0e-3 ** 2 * 200 + 8.17e-3 ** 2 / 12
+    # covariance = white variance N^2 / dt + LSB^2 / 12 + turn-on^2 + Gauss-Markov^2 (preset:
+    # 4e-3, 8.17e-3 at 200 Hz, 0.196, 0.0735)
+    var_a = 4.0e-3 ** 2 * 200 + 8.17e-3 ** 2 / 12 + 0.196 ** 2 + 0.0735 ** 2
     assert [m.linear_acceleration_covariance[i] for i in (0, 4, 8)] == pytest.approx(
         [var_a] * 3, rel=1e-9)
     assert m.linear_acceleration_covariance[1] == 0.0

@@ -16,7 +16,8 @@ apply.
 QoS: qos.SENSOR (REP-2003: drivers publish with the system default, reliable keep-last 10), so
 a default-QoS subscriber (Autoware's imu_corrector) matches as well as a SensorDataQoS one;
 per-topic override by ``qos_overrides./imu/data.publisher.*`` (qos.py).
-Covariances: diagonal, from the discretised white noise and quantisation of the model;
+Covariances: diagonal, from the model: the discretised white noise, the quantisation and the
+stationary bias (turn-on and Gauss-Markov: the error a reader without a bias estimate sees);
 orientation_covariance[0] = -1 when the preset has no orientation output.
 Faults (FaultCommand target ``imu``): BIAS_STEP (channel accel_x..accel_z [m/s^2] or
 gyro_x..gyro_z [rad/s], value), FREEZE, DROPOUT, NOISE_SCALE (value >= 0), CLEAR.

@@ -6,7 +6,7 @@ takes effect from the next sample and lasts until changed or ``clear()``:
 - freeze: the last released sample is repeated (new stamp, same values);
 - dropout: no output at all;
 - noise scale: multiplies the random error (IMU white noise; GNSS white + correlated error) and
-  the reported covariance by its square;
+  that error's part of the reported covariance by its square;
 - no_fix (GNSS): status NO_FIX, position NaN.
 
 Injected faults (core.faults.FaultBook, targets ``imu`` and ``gps``): ``check_imu`` /

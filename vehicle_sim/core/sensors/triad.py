@@ -40,7 +40,7 @@ class TriadPlan(NamedTuple):
     drift_sigma: float  # drift's driving sigma (0 when off)
     white_sigma: float  # white noise sigma, times the fault noise scale
     draws: int  # standard normals this sample takes
-    covariance: np.ndarray  # (3, 3) diagonal: white variance + LSB^2 / 12 (copy it to hand out)
+    covariance: np.ndarray  # (3, 3) diagonal (Triad.plan; copy it to hand out)
 
 
 class Triad:
@@ -57,18 +57,25 @@ class Triad:
         self._matrix = FixedMatrix(self.matrix)
         self._walk_density = bias.random_walk
         self._drift_sigma, self._drift_tau_s = bias.drift.sigma, bias.drift.tau_s
+        # the bias a reader without a bias estimate sees as error: its stationary variance
+        # (the random walk's grows without bound and is left out)
+        self._bias_var = p.turn_on_bias_sigma ** 2 + bias.drift.sigma ** 2
         self.turn_on = bias.turn_on.tolist()
         self.walk = bias.walk.tolist()
         self.drift = bias.drift.value.tolist()
 
     def plan(self, dt_s: float, scale: float) -> TriadPlan:
-        """The sigmas of a sample dt_s [s] after the previous one, white noise times scale."""
+        """The sigmas of a sample dt_s [s] after the previous one, white noise times scale; the
+        reported covariance is the error's variance as a reader without a bias estimate
+        sees it (conventions: "fill diagonal covariances from the noise model"): white^2 +
+        LSB^2 / 12 + turn-on sigma^2 + Gauss-Markov sigma^2 (as the GNSS fix's holds its
+        Gauss-Markov part); an EKF given the white part alone over-trusts it 2-3 sigma."""
         walk_on = self._walk_density > 0.0
         walk = random_walk_sigma(self._walk_density, dt_s) if walk_on else 0.0
         phi, sigma_d = gauss_markov_coeffs(self._drift_sigma, self._drift_tau_s, dt_s)
         sigma = scale * white_sigma(self.p.noise_density, dt_s)
         return TriadPlan(walk, phi, sigma_d, sigma, 3 * (walk_on + (sigma_d > 0.0) + (sigma > 0.0)),
-                         _EYE3 * (sigma * sigma + self.lsb * self.lsb / 12.0))
+                         _EYE3 * (sigma * sigma + self.lsb * self.lsb / 12.0 + self._bias_var))
 
     def measure(self, x: np.ndarray, plan: TriadPlan, z: list[float], k: int,
                 step) -> tuple[np.ndarray, np.ndarray]:
