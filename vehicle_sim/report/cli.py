@@ -25,7 +25,7 @@ def write_report(recording: Path, out: Path,
     summary = summarize(rec, light_headings(lanes, rec.lights), stop_lines(lanes, spec))
     errors = sensor_errors(rec, gnss_origin)
     summary["sensor_errors"] = error_stats(errors)
-    summary["notes"] = [map_note, *summary["notes"]] if map_note else summary["notes"]
+    summary["notes"] = [*([map_note] if map_note else []), *rec.notes, *summary["notes"]]
     stem = recording.stem
     files = {
         "path": plots.path_plot(rec, lanes, out / f"{stem}-path.png"),
@@ -37,7 +37,11 @@ def write_report(recording: Path, out: Path,
     }
     summary["plots"] = {k: p.name for k, p in files.items()}
     files["summary"] = out / f"{stem}-report.json"
-    files["summary"].write_text(json.dumps(summary, indent=2))
+    try:  # read_recording left NaN and infinities out: a JSON reader refuses them
+        text = json.dumps(summary, indent=2, allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"{recording}: report not written ({exc})") from None
+    files["summary"].write_text(text)
     return files
 
 

@@ -5,12 +5,18 @@ of vehicle_sim still reads. Times are the messages' header stamps [s] of simulat
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 
+import lz4.frame
 import numpy as np
-from mcap.reader import make_reader
+import zstandard
+from mcap.data_stream import ReadDataStream
+from mcap.reader import SeekingReader
+from mcap.records import Chunk
+from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 
 from vehicle_sim.core.rotations import yaw_from_xyzw
@@ -19,6 +25,18 @@ TOPICS = ("/vehicle/state", "/vehicle/control", "/bridge/active_source", "/sim/s
           "/traffic/agents", "/traffic/lights", "/accidents", "/imu/data", "/gnss/fix")
 # a decoded quaternion's (x, y, z, w), for yaw_from_xyzw: the nodes' yaw, to the bit
 _XYZW = attrgetter("x", "y", "z", "w")
+# [bytes] bound of any record and of what a chunk decompresses to, checked before it is: a
+# recording's chunks are the mcap Writer's 1 MiB (its chunk_size) plus at most one message, and
+# its largest messages are a shard's TrafficAgentArray (~140 B per agent in a recording: a few
+# thousand agents are < 1 MB; at core.traffic.params.MAX_AGENTS, 1e6, ~140 MB) and the /map
+# OccupancyGrid (export.occupancy.MAX_CELLS, 50 MB). A 46 KB file whose one zstd chunk holds a
+# 1.5 GB message is refused instead of taking GBs of memory.
+MAX_RECORD_BYTES = 256 * 2**20
+# |value| beyond which a recorded number is no simulation's: positions are within 2 ODOM_MAX_M
+# (core.frames: odom's origin plus a position in odom), times within MAX_RUN_DURATION_S (1e7 s).
+# A row holding one, or a NaN or infinity, is left out (with a note): the report's sums and
+# squares (path length, RMS) stay finite, and its JSON valid.
+MAX_ABS_VALUE = 1e9
 
 
 def _t(stamp) -> float:
@@ -44,6 +62,7 @@ class Recording:
     accidents: list[dict] = field(default_factory=list)
     imu: np.ndarray = field(default_factory=lambda: np.zeros((0, 7)))  # t, ax, ay, az, gx, gy, gz
     gnss: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))  # t, lat, lon, alt
+    notes: list[str] = field(default_factory=list)  # what was left out, for the report's notes
 
     @property
     def duration_s(self) -> float:
@@ -68,7 +87,11 @@ def read_recording(path: str | Path) -> Recording:
     rows: dict[str, list] = {t: [] for t in TOPICS}
     try:
         with open(path, "rb") as f:
-            reader = make_reader(f, decoder_factories=[DecoderFactory()])
+            if not f.seekable():
+                raise ValueError("not a regular file")
+            reader = SeekingReader(f, decoder_factories=[DecoderFactory()],
+                                   record_size_limit=MAX_RECORD_BYTES)
+            _check_chunks(f, reader)
             for record in reader.iter_metadata():
                 if record.name == "vehicle_sim":
                     rec.map_file = record.metadata.get("map_file", "")
@@ -80,13 +103,105 @@ def read_recording(path: str | Path) -> Recording:
     except Exception as exc:  # the mcap readers raise their own types on a damaged file
         raise ValueError(f"{path}: not a readable MCAP file ({type(exc).__name__}: {exc})") \
             from None
+    _columns(rec, rows)
+    return rec
+
+
+def _columns(rec: Recording, rows: dict[str, list]) -> None:
+    """``rows`` into ``rec``'s arrays, sorted by time; rows, agents, lights and accidents with
+    a NaN, infinite or out-of-range number (MAX_ABS_VALUE) left out, counted in one note."""
+    left_out: list[str] = []  # "n of N <topic> <items>" per topic with numbers left out
     for topic, name, width in (("/vehicle/state", "state", 9), ("/vehicle/control", "control", 4),
                                ("/sim/status", "status", 5), ("/imu/data", "imu", 7),
                                ("/gnss/fix", "gnss", 4)):
         if rows[topic]:
             data = np.array(rows[topic], dtype=np.float64).reshape(-1, width)
+            # a fix's NaN is its "no fix" (core.sensors.gnss), for sensors.sensor_errors to skip
+            keep = _usable(data, nan_ok=topic == "/gnss/fix")
+            _count(left_out, topic, "messages", np.count_nonzero(~keep), len(keep))
+            data = data[keep]
             setattr(rec, name, data[np.argsort(data[:, 0], kind="stable")])
-    return rec
+    agents, bad = [], 0
+    for t, table in rec.agents:
+        keep = _usable(table[:, 1:]) & _ok(t)  # an id (uint32) may be beyond MAX_ABS_VALUE
+        bad += np.count_nonzero(~keep)
+        if _ok(t):
+            agents.append((t, table[keep]))
+    _count(left_out, "/traffic/agents", "agents", bad, sum(len(a) for _, a in rec.agents))
+    lights, bad = [], 0
+    for t, states in rec.lights:
+        kept = {k: v for k, v in states.items() if _ok(t, *v)}
+        bad += len(states) - len(kept)
+        if _ok(t):
+            lights.append((t, kept))
+    _count(left_out, "/traffic/lights", "lights", bad, sum(len(lt) for _, lt in rec.lights))
+    accidents = [a for a in rec.accidents
+                 if _ok(a["time_s"], a["impact_speed_mps"], *a["position_m"])]
+    _count(left_out, "/accidents", "messages", len(rec.accidents) - len(accidents),
+           len(rec.accidents))
+    rec.agents, rec.lights, rec.accidents = agents, lights, accidents
+    if left_out:
+        rec.notes.append(f"left out for NaN, infinite or beyond ±{MAX_ABS_VALUE:g} numbers: "
+                         + ", ".join(left_out))
+
+
+def _usable(data: np.ndarray, nan_ok: bool = False) -> np.ndarray:
+    """Which rows of ``data`` (n, k) are all within ±MAX_ABS_VALUE (NaN too with ``nan_ok``)."""
+    inside = np.abs(data) <= MAX_ABS_VALUE  # False for NaN and infinities
+    return (inside | np.isnan(data) if nan_ok else inside).all(axis=1)
+
+
+def _ok(*values: float) -> bool:
+    return all(abs(v) <= MAX_ABS_VALUE for v in values)  # False for NaN and infinities
+
+
+def _count(left_out: list[str], topic: str, items: str, bad: int, total: int) -> None:
+    if bad:
+        left_out.append(f"{bad} of {total} {topic} {items}")
+
+
+def _check_chunks(f, reader: SeekingReader) -> None:
+    """ValueError when a chunk of ``f`` would decompress to more than MAX_RECORD_BYTES, by its
+    header or by its frame's declared content size (a lying header), before the reader
+    decompresses it: the chunks the reader reads, those of its summary's chunk indexes or,
+    without any, those in the file's order."""
+    for chunk in _chunks(f, reader):
+        size = max(chunk.uncompressed_size, _declared_size(chunk))
+        if size > MAX_RECORD_BYTES:
+            raise ValueError(f"a chunk decompresses to {size} bytes, over the report's limit of "
+                             f"{MAX_RECORD_BYTES} (a damaged or hostile file)")
+    f.seek(0, io.SEEK_SET)
+
+
+def _chunks(f, reader: SeekingReader):
+    summary = reader.get_summary()
+    if summary is None or not summary.chunk_indexes:
+        f.seek(0, io.SEEK_SET)
+        yield from (r for r in StreamReader(f, emit_chunks=True,
+                                            record_size_limit=MAX_RECORD_BYTES).records
+                    if isinstance(r, Chunk))
+        return
+    for index in summary.chunk_indexes:
+        if index.chunk_length > MAX_RECORD_BYTES:
+            raise ValueError(f"a chunk of {index.chunk_length} bytes is over the report's limit "
+                             f"of {MAX_RECORD_BYTES} (a damaged or hostile file)")
+        f.seek(index.chunk_start_offset + 1 + 8, io.SEEK_SET)  # where SeekingReader reads it
+        yield Chunk.read(ReadDataStream(f))
+
+
+def _declared_size(chunk: Chunk) -> int:
+    """What ``chunk``'s compressed frame says it holds [bytes] (0: not said; mcap then bounds a
+    zstd frame by the chunk's uncompressed_size, and an lz4 frame is decompressed up to the
+    limit here, as lz4 has no such bound)."""
+    if chunk.compression == "zstd":  # zstandard and lz4: mcap's codecs (its dependencies)
+        return max(zstandard.frame_content_size(chunk.data), 0)  # -1: not in the frame
+    if chunk.compression == "lz4":
+        size = lz4.frame.get_frame_info(chunk.data)["content_size"]
+        if size == 0:
+            size = len(lz4.frame.LZ4FrameDecompressor().decompress(
+                chunk.data, max_length=MAX_RECORD_BYTES + 1))
+        return size
+    return 0
 
 
 def _take(rec: Recording, rows: dict[str, list], topic: str, log_ns: int, m) -> None:

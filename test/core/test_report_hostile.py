@@ -1,0 +1,180 @@
+"""vehicle_sim_report on hostile recordings: a decompression bomb is refused in one line before
+it is decompressed; NaN and absurd numbers are left out with a note, and the JSON stays JSON."""
+from __future__ import annotations
+
+import json
+import math
+import struct
+import warnings
+
+import mcap.stream_reader
+import pytest
+import zstandard
+from mcap.data_stream import RecordBuilder
+from mcap.opcode import Opcode
+from mcap.reader import make_reader
+from mcap.records import Channel, ChunkIndex, DataEnd, Footer, Header, Schema
+from mcap.writer import CompressionType, IndexType
+from mcap.writer import Writer as McapWriter
+from mcap_ros2.writer import Writer
+
+from vehicle_sim.report import cli
+from vehicle_sim.report.data import MAX_ABS_VALUE, MAX_RECORD_BYTES, read_recording
+
+MAGIC = b"\x89MCAP0\r\n"
+_ZEROS = bytes(2**20)
+
+
+def _bomb(path, size: int, *, indexed: bool = True, declared: int | None = None) -> None:
+    """An MCAP whose one zstd chunk holds a std_msgs/String message of ``size`` bytes on
+    /bridge/active_source (tens of KB on disk); the chunk says it is ``declared`` bytes
+    uncompressed (default: what it is), its zstd frame says what it is."""
+    rb = RecordBuilder()
+    rb.write(MAGIC)
+    Header(profile="ros2", library="test").write(rb)
+    schema = Schema(id=1, name="std_msgs/msg/String", encoding="ros2msg", data=b"string data")
+    channel = Channel(id=1, topic="/bridge/active_source", message_encoding="cdr", metadata={},
+                      schema_id=1)
+    schema.write(rb)
+    channel.write(rb)
+    data = b"\x00\x01\x00\x00" + struct.pack("<I", size - 8)  # CDR string, its NUL included
+    records = 9 + 22 + size
+    out = zstandard.ZstdCompressor(level=1).compressobj(size=records)
+    parts = [out.compress(struct.pack("<BQHIQQ", Opcode.MESSAGE, 22 + size, 1, 0, 1, 1) + data)]
+    for k in range(0, size - len(data), len(_ZEROS)):
+        parts.append(out.compress(_ZEROS[:min(len(_ZEROS), size - len(data) - k)]))
+    compressed = b"".join(parts) + out.flush()
+    declared = records if declared is None else declared
+    body = (struct.pack("<QQQI", 1, 1, declared, 0) + struct.pack("<I", 4) + b"zstd"
+            + struct.pack("<Q", len(compressed)) + compressed)
+    chunk_at = rb.count
+    rb.write(struct.pack("<BQ", Opcode.CHUNK, len(body)) + body)
+    DataEnd(data_section_crc=0).write(rb)
+    summary_at = rb.count
+    if indexed:
+        schema.write(rb)
+        channel.write(rb)
+        ChunkIndex(chunk_length=9 + len(body), chunk_start_offset=chunk_at, compression="zstd",
+                   compressed_size=len(compressed), message_end_time=1, message_index_length=0,
+                   message_index_offsets={}, message_start_time=1,
+                   uncompressed_size=declared).write(rb)
+    Footer(summary_start=summary_at if indexed else 0, summary_offset_start=0,
+           summary_crc=0).write(rb)
+    rb.write(MAGIC)
+    path.write_bytes(rb.end())
+
+
+@pytest.fixture
+def no_decompression(monkeypatch):
+    """The mcap reader's zstd decompression fails the test (a bomb must be refused first)."""
+    def refuse(*_):
+        raise AssertionError("a chunk was decompressed")
+    monkeypatch.setattr(mcap.stream_reader.zstandard, "decompress", refuse)
+
+
+def test_the_crafted_file_reads_when_small(tmp_path):
+    path = tmp_path / "small.mcap"
+    _bomb(path, 100)
+    assert [len(s) for _, s in read_recording(path).sources] == [100 - 9]
+
+
+def test_a_decompression_bomb_is_refused_in_one_line_before_it_is_decompressed(
+        tmp_path, capsys, no_decompression):
+    """Issue: a 46 KB file with a 1.5 GB message took 4.46 GB of memory."""
+    path = tmp_path / "bomb.mcap"
+    _bomb(path, MAX_RECORD_BYTES)
+    assert path.stat().st_size < 100_000
+    assert cli.main([str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(path) in err, err
+    assert f"a chunk decompresses to {MAX_RECORD_BYTES + 31} bytes" in err, err
+
+
+@pytest.mark.parametrize("indexed, declared", [
+    (False, None),  # no summary: the chunks in the file's order
+    (True, 1000),  # a chunk header that lies: the zstd frame's content size is believed
+])
+def test_a_bomb_without_index_or_with_a_lying_header_is_refused(tmp_path, no_decompression,
+                                                                 indexed, declared):
+    path = tmp_path / "bomb.mcap"
+    _bomb(path, MAX_RECORD_BYTES, indexed=indexed, declared=declared)
+    with pytest.raises(ValueError, match=f"{path}: .*a chunk decompresses to "
+                                         f"{MAX_RECORD_BYTES + 31} bytes"):
+        read_recording(path)
+
+
+STATE_SCHEMA = """std_msgs/Header header
+geometry_msgs/Pose pose
+geometry_msgs/Twist twist
+geometry_msgs/Vector3 linear_acceleration
+""" + "".join(f"{'=' * 80}\nMSG: {name}\n{text}" for name, text in (
+    ("std_msgs/Header", "builtin_interfaces/Time stamp\nstring frame_id\n"),
+    ("builtin_interfaces/Time", "int32 sec\nuint32 nanosec\n"),
+    ("geometry_msgs/Pose", "Point position\nQuaternion orientation\n"),
+    ("geometry_msgs/Point", "float64 x\nfloat64 y\nfloat64 z\n"),
+    ("geometry_msgs/Quaternion", "float64 x\nfloat64 y\nfloat64 z\nfloat64 w\n"),
+    ("geometry_msgs/Twist", "Vector3 linear\nVector3 angular\n"),
+    ("geometry_msgs/Vector3", "float64 x\nfloat64 y\nfloat64 z\n")))
+
+
+def _states(path, xs: list[float]) -> None:
+    """A recording of /vehicle/state at 10 Hz, the ego at x = xs[k], driving at 10 m/s."""
+    with open(path, "wb") as f:
+        writer = Writer(f)
+        schema = writer.register_msgdef("vehicle_sim/msg/VehicleState", STATE_SCHEMA)
+        v3 = {"x": 0.0, "y": 0.0, "z": 0.0}
+        for k, x in enumerate(xs):
+            writer.write_message("/vehicle/state", schema, {
+                "header": {"stamp": {"sec": k // 10, "nanosec": k % 10 * 100_000_000},
+                           "frame_id": "odom"},
+                "pose": {"position": {"x": x, "y": 0.0, "z": 0.0},
+                         "orientation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}},
+                "twist": {"linear": {**v3, "x": 10.0}, "angular": v3},
+                "linear_acceleration": v3}, log_time=k * 100_000_000)
+        writer.finish()
+
+
+def test_nan_and_absurd_positions_are_left_out_with_a_note_and_the_json_is_valid(tmp_path):
+    """Issue: NaN and 1e308 positions gave "distance_m": NaN / Infinity (not JSON) and numpy
+    overflow warnings."""
+    path = tmp_path / "nan.mcap"
+    xs = [float(k) for k in range(20)]
+    xs[3], xs[7], xs[11] = math.nan, 1e308, -math.inf
+    _states(path, xs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow warnings
+        files = cli.write_report(path, tmp_path / "out")
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in the JSON")
+    summary = json.loads(files["summary"].read_text(), parse_constant=refuse)
+    assert summary["state_samples"] == 17
+    assert summary["distance_m"] == pytest.approx(19.0)  # the rows left out, the path unbroken
+    assert (f"left out for NaN, infinite or beyond ±{MAX_ABS_VALUE:g} numbers: 3 of 20 "
+            "/vehicle/state messages") in summary["notes"]
+
+
+def test_a_recording_of_plain_numbers_has_no_such_note(tmp_path):
+    path = tmp_path / "plain.mcap"
+    _states(path, [float(k) for k in range(20)])
+    rec = read_recording(path)
+    assert len(rec.state) == 20 and rec.notes == []
+
+
+@pytest.mark.parametrize("index_types, compression", [
+    (IndexType.NONE, CompressionType.ZSTD),  # chunks checked in the file's order, no summary
+    (IndexType.ALL, CompressionType.LZ4),  # lz4 frames' sizes
+])
+def test_unindexed_and_lz4_recordings_still_read(tmp_path, index_types, compression):
+    path, unindexed = tmp_path / "plain.mcap", tmp_path / "other.mcap"
+    _states(path, [float(k) for k in range(5)])
+    with open(path, "rb") as src, open(unindexed, "wb") as f:
+        writer = McapWriter(f, index_types=index_types, compression=compression)
+        writer.start("ros2", "test")
+        sid = writer.register_schema("vehicle_sim/msg/VehicleState", "ros2msg",
+                                     STATE_SCHEMA.encode())
+        cid = writer.register_channel("/vehicle/state", "cdr", sid)
+        for _, _, m in make_reader(src).iter_messages():
+            writer.add_message(cid, m.log_time, m.data, m.publish_time)
+        writer.finish()
+    assert read_recording(unindexed).state.tolist() == read_recording(path).state.tolist()
