@@ -5,10 +5,12 @@ import struct
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vehicle_sim.core.motion.params import WireParams
+from vehicle_sim.core.config import ConfigError, load
+from vehicle_sim.core.motion.params import FRAME_MAX_BYTES, PlatformParams, WireParams
 from vehicle_sim.core.motion.wire import (
     FORWARD_WINDOW,
     INPUT_PACKET_BYTES,
@@ -85,6 +87,49 @@ def test_binary_frame_corruption_is_rejected():
         decode_binary(bytes(frame), p)
     with pytest.raises(PacketError, match="header"):
         decode_binary(b"\x00" + bytes(frame[1:]), p)
+
+
+def _platform(tmp_path, wire: dict, actuators: int = 2):
+    f = tmp_path / "rig.yaml"
+    rig = {"dof": "pitch_roll", "attach_xy_m": [[-0.4, 0.001 * k - 0.1] for k in range(actuators)]}
+    f.write_text(yaml.safe_dump({"kind": "seat2", "rig": rig, "wire": wire}))
+    return f
+
+
+@pytest.mark.parametrize("wire, reason", [
+    ({"axis_letters": "ÄÖ"}, "axis_letters must be distinct ASCII letters"),  # isalpha() is True
+    ({"terminator": "é"}, "terminator 'é' is not ASCII"),
+    ({"terminator": "x" * 200_000}, "could be 200036 bytes, more than a UDP datagram carries"),
+    ({"format": "binary", "header": [1] * 100_000}, "could be 100514 bytes, more than a UDP"),
+])
+def test_a_wire_whose_frames_cannot_be_sent_is_refused_at_load(tmp_path, wire, reason):
+    """Each of these loaded, then every frame of the platform loop failed (UnicodeEncodeError,
+    EMSGSIZE): refused in one line naming the file and the key."""
+    f = _platform(tmp_path, wire)
+    with pytest.raises(ConfigError, match=reason) as err:
+        load(PlatformParams, f)
+    assert str(err.value).startswith(f"{f}: wire: ") and "\n" not in str(err.value)
+
+
+def test_the_longest_frame_allowed_is_one_udp_datagram(tmp_path):
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # all 52: the longest body
+    fits = FRAME_MAX_BYTES - len(letters) * 6  # 16 bits decimal: a letter and 5 digits per axis
+    params = WireParams(axis_letters=letters, bits=16, terminator="x" * fits)
+    assert len(encode_text(np.zeros(len(letters)), params)) == FRAME_MAX_BYTES
+    with pytest.raises(ValueError, match="terminator too long"):
+        WireParams(axis_letters=letters, bits=16, terminator="x" * (fits + 1))
+    binary = WireParams(format="binary", header=(1,) * (FRAME_MAX_BYTES - 2 - 2 * 255 - 2))
+    assert len(encode_binary(np.zeros(255), 0, binary)) == FRAME_MAX_BYTES
+
+
+def test_a_binary_rig_of_more_actuators_than_a_frame_carries_is_refused_at_load(tmp_path):
+    wire = {"format": "binary"}
+    assert load(PlatformParams, _platform(tmp_path, wire, 255)).actuator_count == 255
+    f = _platform(tmp_path, wire, 256)  # was: "at most 255 values per frame" in the loop
+    with pytest.raises(ConfigError, match="binary wire format carries at most 255 values, the "
+                                          "seat2 rig has 256 actuators") as err:
+        load(PlatformParams, f)
+    assert str(f) in str(err.value)
 
 
 @given(rig_inputs)

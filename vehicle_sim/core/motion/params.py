@@ -28,6 +28,11 @@ TORQUE_MAX_NM = 50.0  # 2x the strongest direct-drive sim wheels (~25-32 N m pea
 WATCHDOG_MAX_S = 2.0
 RAW_MAX_COUNT = 2.0**31  # evdev axis values are int32 (struct input_absinfo)
 BUTTON_MAX = 0x2FF  # evdev KEY_MAX (linux/input-event-codes.h); rig packet bits are 0..31
+# [bytes] largest output frame: a UDP datagram's payload over IPv4 (65535 - 20 IP header - 8 UDP
+# header); sendto refuses a larger one (EMSGSIZE), so every frame would fail
+FRAME_MAX_BYTES = 65507
+BINARY_VALUES_MAX = 255  # the binary frame's value count is one byte (wire.encode_binary)
+TEXT_TOKEN_MAX_BYTES = 6  # a text frame's axis: its letter and at most 5 digits (16 bits: 65535)
 
 
 # the force-feedback update rate: the bridge node's ffb_rate_hz replaces the preset's
@@ -199,10 +204,25 @@ class WireParams:
     header: tuple[int, ...] = spec((0xA5, 0x5A), ge=0, le=255, doc="binary frame header bytes")
 
     def __post_init__(self) -> None:
-        if not self.axis_letters.isalpha() or len(set(self.axis_letters)) != len(self.axis_letters):
-            raise ValueError("axis_letters must be distinct letters")
+        letters = self.axis_letters  # sent as ASCII (wire.encode_text): "Ä" passes isalpha()
+        if not (letters.isascii() and letters.isalpha()) or len(set(letters)) != len(letters):
+            raise ValueError("axis_letters must be distinct ASCII letters")
+        if not self.terminator.isascii():
+            raise ValueError(f"terminator {self.terminator!r} is not ASCII (text frames are)")
         if not self.header:
             raise ValueError("header needs at least one byte")
+        worst = self.max_frame_bytes()
+        if worst > FRAME_MAX_BYTES:
+            part = "header" if self.format == "binary" else "terminator"
+            raise ValueError(f"a {self.format} frame could be {worst} bytes, more than a UDP "
+                             f"datagram carries ({FRAME_MAX_BYTES}): {part} too long")
+
+    def max_frame_bytes(self) -> int:
+        """Bytes [bytes] of the longest frame of this format: every axis letter used (text), or
+        BINARY_VALUES_MAX values (binary); wire.frame_bytes is a frame's exact length."""
+        if self.format == "binary":
+            return len(self.header) + 2 + 2 * BINARY_VALUES_MAX + 2
+        return len(self.axis_letters) * TEXT_TOKEN_MAX_BYTES + len(self.terminator)
 
 
 @dataclass(frozen=True)
@@ -310,7 +330,10 @@ class PlatformParams:
 
     def __post_init__(self) -> None:
         n = self.actuator_count
-        if len(self.wire.axis_letters) < n:
+        if self.wire.format == "binary" and n > BINARY_VALUES_MAX:
+            raise ValueError(f"the binary wire format carries at most {BINARY_VALUES_MAX} values, "
+                             f"the {self.kind} rig has {n} actuators (rig.attach_xy_m)")
+        if self.wire.format != "binary" and len(self.wire.axis_letters) < n:
             raise ValueError(f"wire.axis_letters has {len(self.wire.axis_letters)} letters, "
                              f"the {self.kind} rig needs {n}")
         if self.kind == "seat3" and self.rig.dof != "pitch_roll_heave":
