@@ -9,7 +9,7 @@ from vehicle_sim.core.config import ConfigError, load
 from vehicle_sim.core.vehicle.full14.magic_formula import (
     SURFACES, aligning_moment, combined_forces, load_friction, mf_pure, surface_scales)
 from vehicle_sim.core.vehicle.full14.terrain import (
-    FrictionZone, HeightmapParams, Terrain, TerrainParams)
+    MAX_SLOPE, MAX_ZONE_VERTICES, FrictionZone, HeightmapParams, Terrain, TerrainParams)
 
 
 def magic(x, b, c, d, e):
@@ -131,3 +131,47 @@ def test_terrain_file_loads_and_bad_surfaces_are_refused(tmp_path):
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match="at least 3 vertices"):
         load(TerrainParams, path)
+
+
+@pytest.mark.parametrize("heights, cells", [
+    ([[0, 1000, 0], [0, 0, 0]], r"heights_m\[0\]\[0\] and heights_m\[0\]\[1\] differ by 1000 m"),
+    ([[0, 0], [0, 0], [-1000, -1000]],
+     r"heights_m\[1\]\[0\] and heights_m\[2\]\[0\] differ by 1000 m"),  # along y
+])
+def test_a_heightmap_steeper_than_any_wall_is_refused_naming_the_cells(tmp_path, heights, cells):
+    """1000 m steps over a 1 mm grid loaded, and the full model's state went NaN."""
+    path = tmp_path / "terrain.yaml"
+    path.write_text(yaml.safe_dump({"heightmap": {"origin_m": [0, 0], "spacing_m": 0.001,
+                                                  "heights_m": heights}}))
+    with pytest.raises(ConfigError, match=cells + r" over spacing_m 0.001 m: steeper than 10") \
+            as err:
+        load(TerrainParams, path)
+    assert str(err.value).startswith(f"{path}: heightmap: heights_m[")
+
+
+def test_the_steepest_heightmap_allowed_is_max_slope():
+    """A kerb of 0.15 m rising within 1.5 cm is the steepest a grid may be, either axis."""
+    kerb = ((0.0, 0.15), (0.0, 0.15))
+    assert Terrain(TerrainParams(heightmap=HeightmapParams(
+        origin_m=(0.0, 0.0), spacing_m=0.15 / MAX_SLOPE, heights_m=kerb)))
+    with pytest.raises(ValueError, match="steeper than"):
+        HeightmapParams(origin_m=(0.0, 0.0), spacing_m=0.149 / MAX_SLOPE,
+                        heights_m=tuple(zip(*kerb)))
+
+
+def test_zones_of_more_vertices_than_a_lookup_affords_are_refused(tmp_path):
+    """A 200k-vertex zone loaded and made each wheel's friction lookup take ~750 us."""
+    def circle(n):
+        return [[math.cos(2 * math.pi * k / n), math.sin(2 * math.pi * k / n)] for k in range(n)]
+
+    path = tmp_path / "terrain.yaml"
+    zones = [{"surface": "ice", "polygon_m": circle(MAX_ZONE_VERTICES - 3)},
+             {"surface": "wet", "polygon_m": circle(3)}]
+    path.write_text(yaml.safe_dump({"zones": zones}))
+    assert len(load(TerrainParams, path).zones) == 2
+    zones[1]["polygon_m"] = circle(4)
+    path.write_text(yaml.safe_dump({"zones": zones}))
+    with pytest.raises(ConfigError, match=f"zones have {MAX_ZONE_VERTICES + 1} vertices in all, "
+                                          f"more than {MAX_ZONE_VERTICES}") as err:
+        load(TerrainParams, path)
+    assert str(err.value).startswith(f"{path}: zones have")

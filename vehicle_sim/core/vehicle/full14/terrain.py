@@ -30,6 +30,17 @@ from vehicle_sim.core.vehicle.full14.magic_formula import SURFACES, surface_scal
 
 _SURFACE_NAMES = tuple(SURFACES)
 MAX_HEIGHT_M = 10_000.0  # above Everest (8,849 m), below any road (Dead Sea -430 m)
+# |dh| / spacing_m between neighbouring grid points (an 84 deg face): 27x the steepest street
+# (Ffordd Pen Llech, 37.45 %, Guinness World Records 2019), 10x an off-road vehicle's ~100 %
+# gradeability, yet a 0.15 m kerb may rise within 1.5 cm of grid. Both interpolations' gradient
+# is a weighted mean of these differences over spacing_m, so it bounds the surface's slope: the
+# full model stays finite driving into such a wall (measured up to 50), not at 100 and beyond.
+MAX_SLOPE = 10.0
+# vertices of all zones together: each wheel's friction lookup (surface_at) tests every one, 16
+# times per rk4 step; 1000 cost ~30 us per full14 step (measured, medium car; ~4 us without
+# zones), within the 50 us of the highest physics rate (dynamics_params.MAX_PHYSICS_RATE_HZ).
+# A hand-drawn patch has 4-20 vertices, a surveyed outline every 0.5 m of 100 m has 200.
+MAX_ZONE_VERTICES = 1000
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,15 @@ class HeightmapParams:
         rows = self.heights_m
         if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows) or len(rows[0]) < 2:
             raise ValueError("heights_m must be a rectangular grid of at least 2 x 2")
+        grid = np.asarray(rows, dtype=float)
+        for axis, (dj, di) in ((1, (0, 1)), (0, (1, 0))):  # along a row (x), along a column (y)
+            rise = np.abs(np.diff(grid, axis=axis))
+            j, i = np.unravel_index(np.argmax(rise), rise.shape)
+            if rise[j, i] > MAX_SLOPE * self.spacing_m:  # no division: spacing_m may be tiny
+                raise ValueError(
+                    f"heights_m[{j}][{i}] and heights_m[{j + dj}][{i + di}] differ by "
+                    f"{rise[j, i]:g} m over spacing_m {self.spacing_m:g} m: steeper than "
+                    f"{MAX_SLOPE:g} (|dh| / spacing_m)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,12 @@ class TerrainParams:
     default_surface: str = spec("dry", choices=_SURFACE_NAMES)
     heightmap: HeightmapParams = spec(None)
     zones: tuple[FrictionZone, ...] = spec(())
+
+    def __post_init__(self) -> None:
+        n = sum(len(z.polygon_m) for z in self.zones)
+        if n > MAX_ZONE_VERTICES:
+            raise ValueError(f"zones have {n} vertices in all, more than {MAX_ZONE_VERTICES} "
+                             f"(every wheel's friction lookup tests each of them)")
 
 
 T_KIND, T_X0, T_Y0, T_DS, T_NX, T_NY, T_MU, T_K, T_NZONES, T_ZONES, T_HEIGHTS = range(11)
