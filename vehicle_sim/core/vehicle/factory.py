@@ -14,6 +14,7 @@ from vehicle_sim.core.vehicle.full14.discrete import full14_after_step
 from vehicle_sim.core.vehicle.full14.dynamics import full14_f
 from vehicle_sim.core.vehicle.full14.model import Full14Model
 from vehicle_sim.core.vehicle.full14.packing import pack_full
+from vehicle_sim.core.vehicle.full14.stability import check_step
 from vehicle_sim.core.vehicle.full14.terrain import TerrainParams
 from vehicle_sim.core.vehicle.integrators import INTEGRATORS, run_steps
 from vehicle_sim.core.vehicle.interface import Controls, VehicleModel
@@ -49,7 +50,10 @@ def build_model(kind: str, params: VehicleParams, integrator: str, dt_s: float,
                 terrain: TerrainParams | None = None) -> VehicleModel:
     """The model of a dynamics loop, its numba kernels compiled (full14: seconds) by one braked
     step of ``dt_s`` and a snapshot, so that the first real-time step and the first state sent
-    are not the ones that compile them."""
+    are not the ones that compile them. A full14 vehicle whose stiffest mode ``integrator``
+    cannot integrate at ``dt_s`` raises ValueError first (full14.stability.check_step)."""
+    if kind == "full14" and params.has_full_model:
+        check_step(params, integrator, dt_s)
     model = make_model(kind, params, integrator)
     if terrain is not None:
         model.set_terrain(terrain)
