@@ -52,9 +52,8 @@ class DynamicsParams:
     status_rate_hz: float = spec(1.0, unit="Hz", gt=0.0, le=50.0, doc="SimStatus rate (wall)")
     mode: str = spec("realtime", choices=MODES, doc="realtime pacing, fast, or lockstep")
     real_time_factor: float = spec(1.0, gt=0.0, le=1000.0, doc="sim seconds per wall second")
-    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S,
-                           doc="the run's end: no step beyond this sim time (the physics and "
-                               "/clock hold there until the run stops), 0 = none")
+    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S, doc="the run's end: "
+                           "physics and /clock hold at this sim time, 0 = none")
     realtime_priority: int = spec(0, ge=0, le=99, doc="SCHED_FIFO priority of the physics "
                                   "loop in realtime mode (the thread that takes the node's "
                                   "requests one level below), 0 = normal scheduling")

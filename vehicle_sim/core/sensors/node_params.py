@@ -40,9 +40,8 @@ class SensorNodeParams:
     base_frame: str = spec("base_link", doc="vehicle body frame at base_link (static TF parent)")
     state_topic: str = spec("vehicle/state_raw", doc="VehicleState input (every physics step)")
     mode: str = spec("realtime", choices=MODES,
-                     doc="the run's pacing (set by the scenario): in fast and lockstep modes the "
-                         "state input is reliable; only lockstep waits for this node, so only "
-                         "there is every state sampled (repeatable)")
+                     doc="the run's pacing (set by the scenario); only lockstep waits for this "
+                         "node: there alone is every state sampled (repeatable)")
     lockstep: bool = spec(False, doc="acknowledge every /clock tick on /sim/lockstep_ack once the "
                                      "states up to it are sampled, so the dynamics never runs "
                                      "ahead of this node and no state is lost (dynamics mode "

@@ -137,20 +137,14 @@ def modes(params: VehicleParams) -> list[Mode]:
         f"4 suspension springs {2.0 * sum(spring):.4g} N/m and dampers "
         f"{2.0 * sum(damper):.4g} N s/m over the sprung mass {p[F_MS]:.4g} kg",
         p[F_MS], 2.0 * sum(damper), 2.0 * sum(spring)))
-    roll_k = sum(2.0 * (spring[a] + 2.0 * p[F_KARB + a]) * half[a] ** 2 for a in range(2))
-    roll_c = sum(2.0 * damper[a] * half[a] ** 2 for a in range(2))
-    out.append(Mode(
-        "body roll",
-        f"suspension and anti-roll bars {roll_k:.4g} N m/rad, dampers {roll_c:.4g} N m s/rad "
-        f"at the tracks over body.roll_inertia_kgm2 {p[F_IXX]:.4g} kg m^2",
-        p[F_IXX], roll_c, roll_k))
-    pitch_k = sum(2.0 * spring[a] * lever[a] ** 2 for a in range(2))
-    pitch_c = sum(2.0 * damper[a] * lever[a] ** 2 for a in range(2))
-    out.append(Mode(
-        "body pitch",
-        f"suspension {pitch_k:.4g} N m/rad, dampers {pitch_c:.4g} N m s/rad at the axle "
-        f"distances over body.pitch_inertia_kgm2 {p[F_IYY]:.4g} kg m^2",
-        p[F_IYY], pitch_c, pitch_k))
+    for name, what, stiff, arms, field in (  # at the half tracks, at the axle distances
+            ("roll", "suspension and anti-roll bars",
+             [spring[a] + 2.0 * p[F_KARB + a] for a in range(2)], half, F_IXX),
+            ("pitch", "suspension", spring, lever, F_IYY)):
+        k = sum(2.0 * stiff[a] * arms[a] ** 2 for a in range(2))
+        c = sum(2.0 * damper[a] * arms[a] ** 2 for a in range(2))
+        out.append(Mode(f"body {name}", f"{what} {k:.4g} N m/rad, dampers {c:.4g} N m s/rad "
+                        f"over body.{name}_inertia_kgm2 {p[field]:.4g} kg m^2", p[field], c, k))
     out += _tyre_modes(params, p)
     out.append(Mode("held-wheel brake regularisation",
                     f"full_numerics.brake_hold_time_s {params.full_numerics.brake_hold_time_s:g} s",
