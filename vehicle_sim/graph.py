@@ -45,7 +45,8 @@ LAUNCH_ARGS = (
               "(as fast as possible) or lockstep (waits for every peer each frame)",
               MODES),
     LaunchArg("real_time_factor", "1.0", "simulated seconds per wall second in realtime mode"),
-    LaunchArg("duration", "0.0", "stop after this many simulated seconds (0 = until Ctrl-C)"),
+    LaunchArg("duration", "0.0", "stop after this many simulated seconds (the physics holds at "
+              "the first state period at or after it; 0 = until Ctrl-C)"),
     LaunchArg("seed", "0", "seed of every random process (traffic, sensor noise)"),
     LaunchArg("record", "false", "record the main topics to an MCAP file in record_dir",
               ("true", "false")),

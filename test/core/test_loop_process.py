@@ -104,6 +104,22 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def test_a_child_held_at_the_runs_end_is_not_taken_for_a_frozen_one():
+    """The run's duration: the child steps to it, sends its status there and holds, sending
+    nothing more; the parent waits, past its frozen-child bound (2 s + two event periods), and
+    does not kill it (it did: a run that took over 1.5 s to stop ended with exit 1)."""
+    loop = LoopProcess(_setup(mode="realtime", real_time_factor=4.0, duration=0.5))
+    rec = Recorder(loop)
+    try:
+        rec.wait(lambda: loop.k == 250, "the end step")
+        rec.wait(lambda: any(s.steps == 250 for s in rec.status), "the end's status")
+        time.sleep(loop._silence_bound_s() + 0.5)
+        assert rec.thread.is_alive() and rec.error is None, rec.error
+        assert loop.k == 250 and rec.steps[-1] == (250, 500_000_000)
+    finally:
+        rec.end()
+
+
 def test_requests_reach_the_loop_and_its_events_come_back_in_order():
     loop = LoopProcess(_setup(real_time_factor=4.0))
     rec = Recorder(loop)

@@ -178,3 +178,13 @@ def test_unindexed_and_lz4_recordings_still_read(tmp_path, index_types, compress
             writer.add_message(cid, m.log_time, m.data, m.publish_time)
         writer.finish()
     assert read_recording(unindexed).state.tolist() == read_recording(path).state.tolist()
+
+
+def test_a_fifo_given_as_a_recording_is_refused_without_blocking(tmp_path):
+    """read_recording itself, not only the command's is_file check: opening a FIFO for reading
+    blocks until a writer comes."""
+    import os
+    fifo = tmp_path / "run.mcap"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        read_recording(fifo)

@@ -126,6 +126,9 @@ def _tree(i: int) -> dict:
     (lambda d: d["streets"][0].__setitem__("reference", {  # 10 m inside a 10 m radius
         **d["streets"][0]["reference"], "pieces": [{"length_m": 20.0, "curvature_1pm": 0.1}]})
      or d["streets"][0]["lanes"][0].__setitem__("offset_m", 10.0), "of the radius as offset"),
+    (lambda d: d["streets"][0].__setitem__("reference", {  # ... and 10 m inside, turning right
+        **d["streets"][0]["reference"], "pieces": [{"length_m": 20.0, "curvature_1pm": -0.1}]})
+     or d["streets"][0]["lanes"][0].__setitem__("offset_m", -10.0), "to the inside of an arc"),
     (lambda d: d.__setitem__("streets", []), "at least one lane"),
     (lambda d: d["streets"][0]["lanes"][0].__setitem__("id", "a\"<>&'\x01"), "is not 1-64"),
     (lambda d: d["streets"][0]["lanes"][0].__setitem__("id", "x" * 3_000_000),
@@ -153,6 +156,17 @@ def test_a_map_that_would_cost_without_bound_or_mean_nothing_is_refused(mutate, 
         map_from_dict(data, source="hostile.yaml")
     text = str(err.value)
     assert "hostile.yaml" in text and words in text and len(text) < 400, text[:400]
+
+
+def test_a_lane_outside_a_tight_arc_is_a_road():
+    """A ring street whose reference is its inner kerb (radius 8 m), lanes out to 8.75 m to its
+    outside: a 16.75 m radius lane, accepted (only the inside of an arc degenerates)."""
+    data = copy.deepcopy(_base())
+    street = data["streets"][0]
+    street["reference"] = {**street["reference"],
+                           "pieces": [{"length_m": 20.0, "curvature_1pm": 1 / 8}]}
+    street["lanes"][0]["offset_m"] = -8.75
+    map_from_dict(data, source="ring.yaml")
 
 
 def test_a_fifo_given_as_a_map_is_refused_without_blocking(tmp_path):

@@ -130,6 +130,16 @@ class DynamicsParams:
     def dt_ns(self) -> int:
         return round(1e9 / self.physics_rate_hz)
 
+    @property
+    def end_step(self) -> int:
+        """The step the run holds at (``duration``; 0: none): the first whole state period at
+        or after it, so the state of the run's end is published (a monitor waits for it)."""
+        if self.duration <= 0.0:
+            return 0
+        k = -(-round(self.duration * 1e9) // self.dt_ns)  # ceil: a positive duration ends
+        m = self.every(self.state_rate_hz)
+        return -(-k // m) * m
+
     def every(self, rate_hz: float) -> int:
         """Physics steps between two publications at ``rate_hz`` (at least 1)."""
         return max(1, round(self.physics_rate_hz / rate_hz))

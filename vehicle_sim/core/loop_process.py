@@ -148,6 +148,7 @@ class LoopProcess:
                                       p.raw_state_decimation or p.clock_decimation)
         self._resumed_s = 0.0  # time.monotonic() of the last pause or resume [s]
         self._diverged = False  # the child's loop stopped stepping for good (no more events)
+        self._end_k = p.end_step  # the child holds there (the run's duration): no more events
         self.k = 0
         self.priority_problem = ""
         self._paused = False
@@ -334,9 +335,10 @@ class LoopProcess:
         return self._take_timeout_s + 2.0 * self._event_every_steps * self._period_bound_s()
 
     def _silent(self) -> bool:
-        """Running (not paused, stopping or diverged) and no event for the bound, the event
-        pipe drained: a frozen child, even when no command comes to find it."""
-        if self._paused or self._stopping or self._diverged:
+        """Running (not paused, stopping, diverged or held at the run's end) and no event for
+        the bound, the event pipe drained: a frozen child, even when no command comes to find
+        it."""
+        if self._paused or self._stopping or self._diverged or 0 < self._end_k <= self.k:
             return False
         since_s = max(self._last_event_s, self._started_s, self._resumed_s)
         return time.monotonic() - since_s > self._silence_bound_s()

@@ -82,7 +82,7 @@ class SimLoop:
         self.dt_ns = params.dt_ns
         self._dt_s = self.dt_ns * 1e-9  # the model's step [s]
         self.k = 0
-        self._end_k = round(params.duration * 1e9 / self.dt_ns)  # 0: no end
+        self._end_k = params.end_step  # 0: no end
         self._command = Controls(brake=params.watchdog_brake)
         self._watchdog = CommandWatchdog(params.command_timeout_s, params.watchdog_brake)
         self.barrier = (LockstepBarrier(params.lockstep_peers, lambda: self.t_ns)
@@ -185,11 +185,11 @@ class SimLoop:
                 break
             if self.barrier is not None and self.k % self.params.lockstep_frame_steps == 0:
                 self._wait_frame(stop, hooks)
-            # every simulated second (a fast run may end before one wall period; a run's
-            # summary ends on one: run_summary), and after a status period of wall time
-            # without one (a slow run)
-            sim_second = self.k % steps_per_s == 0
-            if sim_second or self._clock() >= next_status:
+            # every status period of wall time, in fast/lockstep modes also every simulated
+            # second (a fast run may end before one wall period), and at the run's end (its
+            # summary ends on it: nodes.monitor_node)
+            sim_second = self.params.mode != "realtime" and self.k % steps_per_s == 0
+            if sim_second or self.at_end or self._clock() >= next_status:
                 next_status = self._clock() + status_every_s
                 hooks.status(self.status())
         if self.barrier is not None:

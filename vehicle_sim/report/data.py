@@ -6,6 +6,8 @@ of vehicle_sim still reads. Times are the messages' header stamps [s] of simulat
 from __future__ import annotations
 
 import io
+import os
+import stat
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -86,9 +88,9 @@ def read_recording(path: str | Path) -> Recording:
     rec = Recording(path)
     rows: dict[str, list] = {t: [] for t in TOPICS}
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open
+            raise ValueError("not a regular file")
         with open(path, "rb") as f:
-            if not f.seekable():
-                raise ValueError("not a regular file")
             reader = SeekingReader(f, decoder_factories=[DecoderFactory()],
                                    record_size_limit=MAX_RECORD_BYTES)
             _check_chunks(f, reader)

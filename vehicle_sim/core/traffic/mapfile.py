@@ -58,7 +58,7 @@ MAX_TOTAL_POINTS = 1_000_000
 MAX_NODE_CONNECTIONS = 500
 MAX_STATIC_OBJECTS = 10_000  # the crash world's start takes ~0.7 ms each (100,000: 68 s)
 MAX_FOOTPRINT_POINTS = 1_000  # a surveyed building outline has tens (pybullet's hull: < 65k)
-MAX_LANE_BEND = 0.9  # |offset * curvature| of a lane: its radius at least 1/10 of the street's
+MAX_LANE_BEND = 0.9  # offset * curvature of a lane on an arc's inside: radius >= 1/10 the street's
 # ids: what a log line, an OSM export and the network's names (a connector is
 # "<node>:<from>><to>") can carry as they are
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
@@ -249,13 +249,15 @@ def _points(ref: Reference) -> int:
 
 
 def _check_bends(i: int, street: Street) -> None:
-    """A lane offset to the inside of an arc by nearly its radius degenerates to a point."""
-    k = max(abs(p.curvature_1pm) for p in street.reference.pieces)
+    """A lane offset to the inside of an arc (offset and curvature of one sign: its curvature
+    is k / (1 - k offset), geometry.offset_path) by nearly the radius degenerates to a point;
+    to the outside it only widens."""
     for j, ln in enumerate(street.lanes):
-        if abs(ln.offset_m) * k > MAX_LANE_BEND:
-            raise ValueError(f"streets[{i}].lanes[{j}].offset_m: {ln.offset_m:g} m off a "
-                             f"reference of radius {1 / k:.3g} m; a lane keeps at most "
-                             f"{MAX_LANE_BEND:g} of the radius as offset")
+        k = max(p.curvature_1pm * ln.offset_m for p in street.reference.pieces)
+        if k > MAX_LANE_BEND:
+            raise ValueError(f"streets[{i}].lanes[{j}].offset_m: {ln.offset_m:g} m to the "
+                             f"inside of an arc of radius {abs(ln.offset_m) / k:.3g} m; a lane "
+                             f"keeps at most {MAX_LANE_BEND:g} of the radius as offset")
 
 
 def _unique(items: list[tuple[str, str]], what: str) -> set[str]:
