@@ -57,7 +57,7 @@ import numpy as np
 
 from vehicle_sim.core.vehicle.full14.packing import (
     F_A, F_B, F_BUMP, F_CBUMP, F_CREB, F_CT, F_FZ_STATIC, F_HCG, F_IE, F_IW, F_IXX, F_IYY, F_IZZ,
-    F_KARB, F_KPROG, F_KS, F_KT, F_KXC, F_KYC, F_M, F_MS, F_MU_UNS, F_SIGX, F_SIGY,
+    F_KARB, F_KDRIVE, F_KPROG, F_KS, F_KT, F_KXC, F_KYC, F_M, F_MS, F_MU_UNS, F_SIGX, F_SIGY,
     F_TRACK, F_X0, pack_full)
 from vehicle_sim.core.vehicle.full14.params import RPM_TO_RADPS
 from vehicle_sim.core.vehicle.params import VehicleParams
@@ -150,7 +150,7 @@ def modes(params: VehicleParams) -> list[Mode]:
                     f"full_numerics.brake_hold_time_s {params.full_numerics.brake_hold_time_s:g} s",
                     0.0, 1.0 / params.full_numerics.brake_hold_time_s, 0.0))
     ratios = [r * dt.final_drive_ratio for r in (*dt.gear_ratios, dt.reverse_ratio)]
-    weights = _drive_share_squares(dt.drive_layout, dt.front_torque_share)
+    weights = float(np.sum(p[F_KDRIVE:F_KDRIVE + 4] ** 2))  # sum k_i^2 of the carrier weights
     if dt.differential == "limited_slip" and dt.limited_slip_nms > 0.0:
         out.append(Mode("limited-slip coupling",
                         f"drivetrain.limited_slip_nms {dt.limited_slip_nms:g} N m s over "
@@ -169,12 +169,6 @@ def modes(params: VehicleParams) -> list[Mode]:
                         f"over drivetrain.engine_inertia_kgm2 {p[F_IE]:g} kg m^2",
                         0.0, dt.friction_nm_per_radps / p[F_IE], 0.0))
     return out
-
-
-def _drive_share_squares(layout: str, front_share: float) -> float:
-    """sum k_i^2 of the carrier weights (packing._drive_weights)."""
-    front = {"fwd": 1.0, "rwd": 0.0, "4wd": front_share}[layout]
-    return 2.0 * (0.5 * front) ** 2 + 2.0 * (0.5 * (1.0 - front)) ** 2
 
 
 def top_speed_mps(params: VehicleParams) -> float:
