@@ -26,6 +26,9 @@ T = TypeVar("T")
 # a parameter, map or scenario file larger than this is refused before parsing (the largest
 # shipped file is ~40 kB; a map of a few hundred streets stays well below)
 MAX_FILE_CHARS = 10_000_000
+# ids in files (maps, scene templates): what a log line, an OSM export and the traffic
+# network's names (a connector is "<node>:<from>><to>") can carry as they are
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 # the largest seed: a ROS 2 integer parameter is an int64 (rcl_interfaces/ParameterValue)
 SEED_MAX = 2**63 - 1
 
@@ -106,6 +109,18 @@ def parse_yaml(text: str, source: str, key: str = "") -> Any:
         raise ConfigError(source, key, "nested too deeply") from None
     except ValueError as exc:  # e.g. an integer of more than 4300 digits (int() refuses it)
         raise ConfigError(source, key, f"unreadable value: {exc}") from None
+
+
+def shown_name(name: str) -> str:
+    """A name of a file as an error line shows it: quoted, at most 64 characters."""
+    return repr(name) if len(name) <= 64 else f"{name[:64]!r}... ({len(name)} characters)"
+
+
+def id_problem(name: str) -> str | None:
+    """Why ``name`` cannot be an id of a file (ID_PATTERN), else None."""
+    if ID_PATTERN.fullmatch(name):
+        return None
+    return f"{shown_name(name)} is not 1-64 of A-Z a-z 0-9 _ . -"
 
 
 def load_yaml(path: str | Path) -> dict:

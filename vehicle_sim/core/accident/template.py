@@ -27,12 +27,11 @@ overlapping start positions) by the planners (``core/accident/planners``). Every
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from vehicle_sim.core.accident.detect import PART_NAMES
-from vehicle_sim.core.config import ConfigError, build, load_yaml, spec
+from vehicle_sim.core.config import ConfigError, build, id_problem, load_yaml, spec
 
 ROAD_KINDS = ("crossroad", "straight_road", "turn_left", "turn_right")  # 002's road kinds
 OBJECT_KINDS = ("tree", "traffic_light", "pedestrian_crossing")  # 002's other static kinds
@@ -45,7 +44,6 @@ MAX_VEHICLES = 12  # 002: at most 3 per approach, 4 approaches
 MAX_EVENTS = 8
 MAX_COLLISIONS = 20
 MAX_STATICS = 50  # 002's scenes hold a few trees or poles; the planners pair them (n^2)
-ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,64}")  # names that go into log lines as they are
 
 
 @dataclass(frozen=True)
@@ -140,9 +138,9 @@ def _check_names(tpl: AccidentTemplate) -> None:
     named = [(f"vehicles[{i}].id", v.id) for i, v in enumerate(tpl.vehicles)]
     named += [(f"static_objects[{i}].id", s.id) for i, s in enumerate(tpl.static_objects)]
     for key, name in named:
-        if not ID_PATTERN.fullmatch(name):
-            shown = repr(name) if len(name) <= 64 else f"of {len(name)} characters"
-            _fail(tpl, key, f"name {shown} is not 1-64 of A-Z a-z 0-9 _ . -")
+        problem = id_problem(name)  # names go into log lines as they are
+        if problem:
+            _fail(tpl, key, f"name {problem}")
         if name in seen:
             _fail(tpl, key, f"duplicate name {name!r} (also {seen[name]})")
         seen[name] = key

@@ -34,11 +34,10 @@ backward`` drives it against the reference. Junction connector paths (from the e
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from vehicle_sim.core.config import build, load_yaml, spec
+from vehicle_sim.core.config import build, id_problem, load_yaml, shown_name, spec
 from vehicle_sim.core.traffic.geometry import MAX_DTHETA_RAD, MAX_STEP_M
 
 # Geometry bounds: what a map may add up to, so building the network cannot exhaust memory. A
@@ -59,9 +58,6 @@ MAX_NODE_CONNECTIONS = 500
 MAX_STATIC_OBJECTS = 10_000  # the crash world's start takes ~0.7 ms each (100,000: 68 s)
 MAX_FOOTPRINT_POINTS = 1_000  # a surveyed building outline has tens (pybullet's hull: < 65k)
 MAX_LANE_BEND = 0.9  # offset * curvature of a lane on an arc's inside: radius >= 1/10 the street's
-# ids: what a log line, an OSM export and the network's names (a connector is
-# "<node>:<from>><to>") can carry as they are
-ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 MAX_SPEED_LIMIT_MPS = 40.0  # 144 km/h: above any urban speed limit (a choice)
 SIGNAL_KINDS = ("traffic_light", "stop", "give_way", "crossing")
 OBJECT_KINDS = ("tree", "pole", "barrier", "building")
@@ -178,16 +174,16 @@ class StaticObject:
 
     def __post_init__(self) -> None:
         if self.kind == "building" and len(self.footprint) < 3:
-            raise ValueError(f"static object {_short(self.id)}: footprint needs >= 3 points")
+            raise ValueError(f"static object {shown_name(self.id)}: footprint needs >= 3 points")
         if self.kind in ("tree", "pole") and self.radius_m <= 0.0:
-            raise ValueError(f"static object {_short(self.id)}: radius_m must be > 0 for a "
+            raise ValueError(f"static object {shown_name(self.id)}: radius_m must be > 0 for a "
                              f"{self.kind}")
         if self.kind == "barrier" and len(self.footprint) < 2 and self.radius_m <= 0.0:
-            raise ValueError(f"static object {_short(self.id)}: a barrier needs a footprint of "
+            raise ValueError(f"static object {shown_name(self.id)}: a barrier needs a footprint of "
                              ">= 2 points or radius_m > 0")
         if len(self.footprint) > MAX_FOOTPRINT_POINTS:
-            raise ValueError(f"static object {_short(self.id)}: {len(self.footprint)} footprint "
-                             f"points, at most {MAX_FOOTPRINT_POINTS}")
+            raise ValueError(f"static object {shown_name(self.id)}: {len(self.footprint)} "
+                             f"footprint points, at most {MAX_FOOTPRINT_POINTS}")
 
 
 @dataclass(frozen=True)
@@ -233,12 +229,7 @@ class MapSpec:
                     "lane")
             for j, name in enumerate(sg.lanes):
                 if name not in lanes:
-                    raise ValueError(f"signals[{i}].lanes[{j}]: unknown lane {_short(name)}")
-
-
-def _short(name: str) -> str:
-    """A name of the file as an error line shows it: quoted, at most 64 characters."""
-    return repr(name) if len(name) <= 64 else f"{name[:64]!r}... ({len(name)} characters)"
+                    raise ValueError(f"signals[{i}].lanes[{j}]: unknown lane {shown_name(name)}")
 
 
 def _points(ref: Reference) -> int:
@@ -263,10 +254,11 @@ def _check_bends(i: int, street: Street) -> None:
 def _unique(items: list[tuple[str, str]], what: str) -> set[str]:
     seen: set[str] = set()
     for key, name in items:
-        if not ID_PATTERN.fullmatch(name):
-            raise ValueError(f"{key}: {what} id {_short(name)} is not 1-64 of A-Z a-z 0-9 _ . -")
+        problem = id_problem(name)
+        if problem:
+            raise ValueError(f"{key}: {what} id {problem}")
         if name in seen:
-            raise ValueError(f"{key}: duplicate {what} id {_short(name)}")
+            raise ValueError(f"{key}: duplicate {what} id {shown_name(name)}")
         seen.add(name)
     return seen
 
@@ -279,18 +271,18 @@ def _check_node(i: int, node: Node, lanes: set[str]) -> None:
     sums: dict[str, float] = {}
     for j, c in enumerate(node.connections):
         if (c.from_lane, c.to_lane) in pairs:
-            raise ValueError(f"nodes[{i}].connections[{j}]: {_short(c.from_lane)} to "
-                             f"{_short(c.to_lane)} a second time")
+            raise ValueError(f"nodes[{i}].connections[{j}]: {shown_name(c.from_lane)} to "
+                             f"{shown_name(c.to_lane)} a second time")
         pairs.add((c.from_lane, c.to_lane))
         for field in ("from_lane", "to_lane"):
             if getattr(c, field) not in lanes:
                 raise ValueError(f"nodes[{i}].connections[{j}].{field}: unknown lane "
-                                 f"{_short(getattr(c, field))}")
+                                 f"{shown_name(getattr(c, field))}")
         sums[c.from_lane] = sums.get(c.from_lane, 0.0) + c.probability
     for lane, total in sums.items():
         if abs(total - 1.0) > 1e-6:
-            raise ValueError(f"nodes[{i}].connections: probabilities leaving lane {_short(lane)} "
-                             f"sum to {total:.6g}, not 1")
+            raise ValueError(f"nodes[{i}].connections: probabilities leaving lane "
+                             f"{shown_name(lane)} sum to {total:.6g}, not 1")
 
 
 def load_map(path: str | Path) -> MapSpec:
