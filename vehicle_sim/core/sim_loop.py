@@ -229,16 +229,13 @@ class SimLoop:
                 self.set_command(controls)
 
     def _may_step(self, stop: threading.Event) -> bool:
-        if self.at_end:  # the run's duration: hold there, taking commands, resets and faults
-            self._wake.wait(0.05)
-            self._wake.clear()
-            return False
-        if not self.paused:
-            return True
-        with self._lock:
-            if self._pending_steps > 0:
-                self._pending_steps -= 1
+        if not self.at_end:  # at the run's duration: hold, taking commands, resets and faults
+            if not self.paused:
                 return True
+            with self._lock:
+                if self._pending_steps > 0:
+                    self._pending_steps -= 1
+                    return True
         self._wake.wait(0.05)
         self._wake.clear()
         return False
