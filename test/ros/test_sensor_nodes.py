@@ -324,13 +324,14 @@ def outage_zone(tmp_path):
 
 def assert_sim_rate(got: list[int], period_ns: int) -> None:
     """Samples one period of sim time apart. Both the test's state feed and its reader are best
-    effort, so under load a lost input state delays a sample by one state (1 ms) and a lost
-    output leaves a double gap; most gaps must still be exactly one period."""
+    effort, so under load a lost input state delays a sample by one state (1 ms), a lost output
+    leaves a double gap, and a starved node that lost a queue's worth of states samples at the
+    first state it reads (a clean-clone CI run: 253 ms). A late sample keeps the grid (the next
+    is due one period after the missed due time), so the gap after it is short by the delay.
+    What holds however loaded the host: the rate is never doubled, most gaps are one period."""
     gaps = [b - a for a, b in zip(got, got[1:])]
-    assert gaps, "at least two samples"
-    for g in gaps:
-        k = max(1, round(g / period_ns))
-        assert abs(g - k * period_ns) <= 2 * MS, f"gap {g * 1e-6:.1f} ms: not on the rate"
+    assert len(gaps) >= 8, f"at least nine samples, got {len(got)}"
+    assert min(gaps) > period_ns // 2, f"gaps {gaps}: samples faster than the rate"
     assert gaps.count(period_ns) >= 0.75 * len(gaps), f"gaps {gaps}"
 
 
@@ -340,7 +341,7 @@ def test_gps_fix_at_origin_outage_zone_and_faults(rig, start_node, outage_zone):
                                    "origin_override": True, "origin.latitude_deg": lat0,
                                    "origin.longitude_deg": lon0, "origin.altitude_m": alt0})
     rig.wait_matched("gnss/fix")
-    rig.feed_until(lambda: len(rig.fix) >= 5, "5 fixes at the origin")
+    rig.feed_until(lambda: len(rig.fix) >= 12, "12 fixes at the origin")
     f = rig.fix[-1]
     assert f.header.frame_id == "gnss_link"
     assert f.status.status == NavSatStatus.STATUS_FIX
