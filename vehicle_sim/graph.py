@@ -17,8 +17,8 @@ from vehicle_sim.core.config import (
     load_yaml,
     parse_yaml,
     spec,
-    yaml_text,
 )
+from vehicle_sim.core.ros_yaml import yaml_text
 from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.fault_schedule import MAX_ENTRIES, ScheduledFault
 from vehicle_sim.core.frames import REFERENCE_POINTS

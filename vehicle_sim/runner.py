@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vehicle_sim import graph, ros_distro
-from vehicle_sim.core.config import ConfigError, yaml_text
+from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.ros_yaml import yaml_text
 from vehicle_sim.engine_setup import engine_params
 from vehicle_sim.paths import config_path, executable
 from vehicle_sim.progress import (

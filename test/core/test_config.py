@@ -12,8 +12,8 @@ from vehicle_sim.core.config import (
     load,
     parse_yaml,
     spec,
-    yaml_text,
 )
+from vehicle_sim.core.ros_yaml import yaml_text
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""What the runner writes as ``-p name:=<text>`` (core.config.yaml_text) is read back by rcl's own
+"""What the runner writes as ``-p name:=<text>`` (core.ros_yaml.yaml_text) is read back by rcl's own
 parameter parser as the same value and type: rcl reads an unquoted y as a bool, inf, 08, 0X10
 and 0x1p3 as numbers, where PyYAML's dumper left them unquoted."""
 from __future__ import annotations
@@ -9,7 +9,8 @@ import rclpy
 from rclpy.context import Context
 from rclpy.node import Node
 
-from vehicle_sim.core.config import parse_yaml, yaml_text
+from vehicle_sim.core.config import parse_yaml
+from vehicle_sim.core.ros_yaml import yaml_text
 
 VALUES = ["y", "N", "inf", "-nan", "08", "0X10", "0x1p3", "-.5", "1e3", "1_000", "2024-01-08",
           "true", "~", "a: b", "runs/x y", "", 1e-3, -0.5, 1000.0, 7, -3, True, False,

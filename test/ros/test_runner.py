@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from vehicle_sim import graph, ros_distro, runner
-from vehicle_sim.core.config import ConfigError, parse_yaml, yaml_text
+from vehicle_sim.core.config import ConfigError, parse_yaml
+from vehicle_sim.core.ros_yaml import yaml_text
 
 RUNNER = str(Path(sys.executable).parent / "vehicle_sim_run")
 

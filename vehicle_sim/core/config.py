@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from vehicle_sim.core import ros_yaml
+
 T = TypeVar("T")
 # a parameter, map or scenario file larger than this is refused before parsing (the largest
 # shipped file is ~40 kB; a map of a few hundred streets stays well below)
@@ -53,52 +55,12 @@ def spec(default: Any = dataclasses.MISSING, *, unit: str = "", doc: str = "",
     return dataclasses.field(default=default, metadata=meta)
 
 
-# The float forms of YAML 1.2 (1e-3, 1.0e3, -.5) that ROS 2 reads as numbers (rcl's parameter
-# parser: strtod) and PyYAML's YAML 1.1 resolver leaves as strings.
-_ROS_FLOAT = re.compile(r"""^[-+]?(?:[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+
-                                |\.[0-9]+(?:[eE][-+]?[0-9]+)?)$""", re.X)
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
-
-
-class _RosYamlLoader(yaml.SafeLoader):
-    """PyYAML's safe loader read as ROS 2 reads parameters: ``_ROS_FLOAT`` text is a number, a
-    date is text (rcl has no timestamps), and an alias (``*name``) is refused, as rcl refuses it
-    (a few lines of nested aliases expand to gigabytes)."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not supported",
-                                              self.peek_event().start_mark)
-        return super().compose_node(parent, index)
-
-
-_RosYamlLoader.add_implicit_resolver(  # copies SafeLoader's resolvers: those stay as they are
-    "tag:yaml.org,2002:float", _ROS_FLOAT, list("-+0123456789."))
-for _first, _resolvers in _RosYamlLoader.yaml_implicit_resolvers.items():
-    _resolvers[:] = [(tag, rx) for tag, rx in _resolvers if tag != _TIMESTAMP]
-
-
-class _RosYamlDumper(yaml.SafeDumper):
-    """PyYAML's safe dumper writing every string quoted: rcl reads an unquoted y, inf, 08 or
-    0X10 as a bool or a number, a quoted scalar always as a string."""
-
-
-_RosYamlDumper.add_representer(
-    str, lambda dumper, text: dumper.represent_scalar("tag:yaml.org,2002:str", text, style="'"))
-
-
-def yaml_text(value: object) -> str:
-    """A parameter value as one line of YAML that ROS 2 reads back as the same value
-    (``-p name:=<text>``)."""
-    text = yaml.dump(value, Dumper=_RosYamlDumper, default_flow_style=True, width=2**31 - 1)
-    return text.strip().removesuffix("\n...").strip()
-
 
 def parse_yaml(text: str, source: str, key: str = "") -> Any:
     """YAML text (a file's, or one launch argument's) as data; malformed text raises
     ConfigError naming ``source`` and ``key``."""
     try:
-        return yaml.load(text, Loader=_RosYamlLoader)  # a SafeLoader: no arbitrary objects
+        return ros_yaml.read(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

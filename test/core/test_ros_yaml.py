@@ -1,0 +1,57 @@
+"""Both readers of core.ros_yaml (libyaml's with its event checks, and the pure-Python one)
+read every shipped file alike and refuse aliases and deep nesting."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vehicle_sim.core import ros_yaml
+from vehicle_sim.core.config import ConfigError, parse_yaml
+
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+needs_libyaml = pytest.mark.skipif(not getattr(yaml, "__with_libyaml__", False),
+                                   reason="PyYAML without libyaml")
+
+
+@pytest.fixture
+def pure_python(monkeypatch):
+    monkeypatch.setattr(ros_yaml, "_LIBYAML", None)
+
+
+def shipped_files() -> list[Path]:
+    files = sorted(CONFIG.rglob("*.yaml"))
+    assert len(files) > 20, "the shipped config files"
+    return files
+
+
+@needs_libyaml
+def test_libyaml_and_pure_python_read_every_shipped_file_alike(monkeypatch):
+    texts = [p.read_text() for p in shipped_files()]
+    fast = [ros_yaml.read(t) for t in texts]
+    monkeypatch.setattr(ros_yaml, "_LIBYAML", None)
+    assert [ros_yaml.read(t) for t in texts] == fast
+
+
+@pytest.mark.parametrize("reader", ["libyaml", "pure_python"])
+@pytest.mark.parametrize("text, words", [
+    ("a: &x [1]\nb: *x\n", "at line 2, column 4: aliases (*name) are not supported"),
+    ("a: " + "[" * 150 + "]" * 150 + "\n", "nested too deeply"),
+    ("a:\n" + "".join(" " * (i + 1) + f"k{i}:\n" for i in range(300)), "nested too deeply"),
+])
+def test_aliases_and_deep_nesting_are_refused_in_one_line(request, reader, text, words):
+    if reader == "pure_python":
+        request.getfixturevalue("pure_python")
+    elif not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("PyYAML without libyaml")
+    with pytest.raises(ConfigError) as err:
+        parse_yaml(text, "f.yaml")
+    assert words in str(err.value) and str(err.value).startswith("f.yaml: ")
+    assert "\n" not in str(err.value)
+
+
+@needs_libyaml
+def test_nesting_up_to_the_bound_is_read():
+    depth = ros_yaml.MAX_NESTING
+    assert ros_yaml.read("[" * depth + "1" + "]" * depth) is not None
+    with pytest.raises(yaml.YAMLError, match="nested too deeply"):
+        ros_yaml.read("[" * (depth + 1) + "1" + "]" * (depth + 1))
