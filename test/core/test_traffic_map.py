@@ -185,6 +185,28 @@ def test_impossible_connector_geometry_names_the_connection():
         Network(map_from_dict(data, "bad.yaml"), "bad.yaml")
 
 
+def test_a_node_away_from_its_connectors_is_refused_and_a_box_a_little_small_is_not():
+    """Agents yield to the ego inside a node's box alone (x_m, y_m, radius_m): a node drawn
+    5 km from its lanes was taken, and agents drove through the ego at that junction."""
+    data = copy.deepcopy(_base())
+    node = data["nodes"][0]
+    node["x_m"] += 5000.0
+    with pytest.raises(ConfigError) as err:
+        Network(map_from_dict(data, "far.yaml"), "far.yaml")
+    assert "nodes[0].connections[0]" in str(err.value) and "outside its radius_m" in str(err.value)
+    data = copy.deepcopy(_base())
+    spec = map_from_dict(data)
+    net = Network(spec, "ok.yaml")
+    n = spec.nodes[0]
+    reach = max(float(np.max(np.hypot(net.paths[i][:, 0] - n.x_m, net.paths[i][:, 1] - n.y_m)))
+                for i in net.node_connectors[0])
+    data["nodes"][0]["radius_m"] = reach - 3.0  # within the slack of a lane's width
+    Network(map_from_dict(data, "small.yaml"), "small.yaml")
+    data["nodes"][0]["radius_m"] = reach - 4.0
+    with pytest.raises(ConfigError, match=r"nodes\[0\]\.connections\[\d+\].*outside"):
+        Network(map_from_dict(data, "smaller.yaml"), "smaller.yaml")
+
+
 def test_malformed_yaml_file_names_file(tmp_path):
     bad = tmp_path / "m.yaml"
     bad.write_text("streets: [\n")

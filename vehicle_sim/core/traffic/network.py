@@ -47,6 +47,10 @@ from vehicle_sim.core.traffic.mapfile import MapSpec
 
 Net = namedtuple("Net", "pts lane_f lane_i succ succ_cum sig_f node_f node_i conf")
 
+# how far past its node's radius a connector may reach [m]: a choice, a lane's width (3.5 m) -
+# a junction box drawn a little small still works (agents yield from its edge); a node drawn
+# away from its lanes is refused
+BOX_SLACK_M = 3.5
 CONFLICT_CLEARANCE_M = 2.6  # car width 1.8 m (conventions: sedan) + 0.8 m lateral margin
 KIND_NAMES = {code: name for name, code in SIG_KIND_CODE.items()}
 
@@ -197,6 +201,7 @@ class Network:
                 path = geo.sample_pieces(p0[0], p0[1], p0[2], pieces)
                 if math.hypot(*(path[-1, :2] - p1[:2])) > 0.1:
                     raise ConfigError(self.source, key, "connector does not reach to_lane start")
+                self._check_in_box(node, key, path)
                 turn = math.atan2(math.sin(p1[2] - p0[2]), math.cos(p1[2] - p0[2]))
                 idx = len(self.lane_names)
                 self._add(f"{node.id}:{c.from_lane}>{c.to_lane}", path, lf, li, lf[a][LF_SPEED],
@@ -208,6 +213,16 @@ class Network:
                 conns.append(idx)
             self.node_connectors.append(conns)
         return succ
+
+    def _check_in_box(self, node, key: str, path: np.ndarray) -> None:
+        """A connector lies in its node's box (radius_m round x_m, y_m): agents yield to the ego
+        in the box alone (kernels.junction), so a node drawn away from its lanes would let
+        them drive through an ego on the connector."""
+        far = float(np.max(np.hypot(path[:, 0] - node.x_m, path[:, 1] - node.y_m)))
+        if far > node.radius_m + BOX_SLACK_M:
+            raise ConfigError(self.source, key, f"the connector reaches {far:.1f} m from node "
+                              f"{node.id!r} at ({node.x_m:g}, {node.y_m:g}), outside its "
+                              f"radius_m {node.radius_m:g} m (the box where agents yield)")
 
     def _signals(self, spec: MapSpec, lf: list, li: list) -> list[list[tuple[float, int, int]]]:
         per_lane: list[list[tuple[float, int, int]]] = [[] for _ in self.lane_names]
