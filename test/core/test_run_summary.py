@@ -7,9 +7,24 @@ import pytest
 from vehicle_sim.core.run_summary import RunSummary, write_summary
 
 
-def status(s: RunSummary, rtf: float, sim_s: float) -> None:
-    s.add_status(steps=0, overruns=0, rtf=rtf, lateness_p99_s=0.0, command_timeout=False,
-                 rejected=0, sim_s=sim_s)
+def status(s: RunSummary, rtf: float, sim_s: float, command_timeout: bool = False) -> None:
+    s.add_status(steps=0, overruns=0, rtf=rtf, lateness_p99_s=0.0,
+                 command_timeout=command_timeout, rejected=0, sim_s=sim_s)
+
+
+def test_command_timeouts_count_the_watchdog_braking_after_commands_had_come():
+    """Before the first command the watchdog brakes too (the start of a run, counted as a
+    timeout before); a run with no command at all says so instead of counting."""
+    s = RunSummary()
+    for t, timeout in ((0.0, True), (1.0, False), (2.0, True), (3.0, True), (4.0, False)):
+        status(s, 1.0, t, command_timeout=timeout)
+    assert s.command_timeouts == 2 and not s.never_commanded()
+    idle = RunSummary()
+    assert not idle.never_commanded(), "no status at all: nothing is known"
+    for t in (0.0, 1.0, 2.0):
+        status(idle, 1.0, t, command_timeout=True)
+    assert idle.command_timeouts == 0 and idle.never_commanded()
+    assert "_commanded" not in idle.as_dict()
 
 
 def test_the_real_time_factor_is_the_runs_mean_not_the_last_windows():

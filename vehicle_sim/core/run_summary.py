@@ -33,13 +33,16 @@ class RunSummary:
     overruns: int = 0
     real_time_factor: float = 0.0  # the mean of the statuses' windows (add_status)
     lateness_p99_max_s: float = 0.0
-    command_timeouts: int = 0  # status reports with the watchdog braking
+    # status reports with the watchdog braking after commands had come (before the first
+    # command it brakes too: that is the start, not a lost link)
+    command_timeouts: int = 0
     rejected_commands: int = 0
     accidents: int = 0
     traffic_agents_max: int = 0
     notes: list[str] = field(default_factory=list)
     _last_xy: tuple[float, float] | None = None
     _windows: tuple[float, float, float] | None = None  # first, last sim time; wall [s]
+    _commanded: bool = False  # a status without the watchdog braking has come
 
     def add_state(self, t_s: float, x_m: float, y_m: float, speed_mps: float) -> None:
         if self._last_xy is not None:
@@ -65,12 +68,18 @@ class RunSummary:
         self._windows = (first, max(last, sim_s), wall)
         self.real_time_factor = (max(last, sim_s) - first) / wall if wall > 0.0 else rtf
         self.lateness_p99_max_s = max(self.lateness_p99_max_s, lateness_p99_s)
-        self.command_timeouts += int(command_timeout)
+        self._commanded = self._commanded or not command_timeout
+        self.command_timeouts += int(command_timeout and self._commanded)
+
+    def never_commanded(self) -> bool:
+        """Statuses came and the watchdog braked in every one: no command reached the
+        dynamics in the whole run."""
+        return self._windows is not None and not self._commanded
 
     def as_dict(self) -> dict:
         out = asdict(self)
-        out.pop("_last_xy")
-        out.pop("_windows")
+        for private in ("_last_xy", "_windows", "_commanded"):
+            out.pop(private)
         return out
 
     def text(self) -> str:

@@ -138,6 +138,9 @@ class MonitorNode(Node):
     def finish(self, reason: str) -> str:
         self.summary.wall_time_s = time.monotonic() - self._wall0
         self.summary.notes.append(reason)
+        if self.summary.never_commanded():
+            self.summary.notes.append("no command reached the dynamics: its watchdog braked "
+                                      "the whole run")
         return write_summary(self.summary, self.p.record_dir, self.accident_details,
                              self.all_damage())
 
