@@ -48,7 +48,7 @@ class FaultDesk:
         self.known: set[str] = set()
         self.held: list[FaultCommand] = []
         self._until = time.monotonic() + grace_s
-        self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
+        self.pub = node.create_publisher(FaultStatus, "faults/status", qos.FAULT_STATUS)
         node.create_subscription(String, TARGETS_TOPIC, self._on_target, qos.EVENT)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
                                  qos.FAULT_COMMAND)

@@ -93,7 +93,7 @@ class StatusLink:
         self.node, self.target, self.now_ns = node, target, now_ns
         self.pending = PendingFaults()
         self._released_ns = 0
-        self.pub = node.create_publisher(FaultStatus, "faults/status", qos.EVENT)
+        self.pub = node.create_publisher(FaultStatus, "faults/status", qos.FAULT_STATUS)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
                                  qos.FAULT_COMMAND)
         self._announced = announce(node, target)  # for the fault desk (nodes.fault_desk)

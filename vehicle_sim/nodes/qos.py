@@ -55,6 +55,11 @@ EVENT = _keep_last(100, reliable=True, transient_local=True)
 # script) is taken whole, none pushed out unanswered by the next (depth 100 answered 117 of 300
 # sent at once); bounded, unlike keep-all, against a flood (and keep-last never blocks a writer)
 FAULT_COMMAND = _keep_last(1000, reliable=True)
+# fault answers (faults/status) as the fault owners and the fault desk publish them, and as a
+# reader that needs every answer reads them: EVENT as deep as FAULT_COMMAND, so a burst of
+# answers to a burst of commands is not pushed out of the writer's history before a reader has
+# it (keep-last drops the oldest even when unacknowledged); late joiners get the recent history
+FAULT_STATUS = _keep_last(1000, reliable=True, transient_local=True)
 # lockstep acknowledgements as the peers publish them: every one is needed by the peers reading
 # them (ego driver), also by a reader that matched a moment late (transient local keeps the
 # recent ones). The dynamics node reads them volatile (LOCKSTEP_ACK_IN: matches any reliable
