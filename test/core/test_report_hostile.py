@@ -2,24 +2,26 @@
 it is decompressed; NaN and absurd numbers are left out with a note, and the JSON stays JSON."""
 from __future__ import annotations
 
+import io
 import json
 import math
 import struct
 import warnings
 
 import mcap.stream_reader
+import numpy as np
 import pytest
 import zstandard
 from mcap.data_stream import RecordBuilder
 from mcap.opcode import Opcode
-from mcap.reader import make_reader
+from mcap.reader import SeekingReader, make_reader
 from mcap.records import Channel, ChunkIndex, DataEnd, Footer, Header, Schema
 from mcap.writer import CompressionType, IndexType
 from mcap.writer import Writer as McapWriter
 from mcap_ros2.writer import Writer
 
 from vehicle_sim.report import cli
-from vehicle_sim.report.data import MAX_ABS_VALUE, MAX_RECORD_BYTES, read_recording
+from vehicle_sim.report.data import MAX_ABS_VALUE, MAX_RECORD_BYTES, _check_chunks, read_recording
 
 MAGIC = b"\x89MCAP0\r\n"
 _ZEROS = bytes(2**20)
@@ -178,6 +180,37 @@ def test_unindexed_and_lz4_recordings_still_read(tmp_path, index_types, compress
             writer.add_message(cid, m.log_time, m.data, m.publish_time)
         writer.finish()
     assert read_recording(unindexed).state.tolist() == read_recording(path).state.tolist()
+
+
+class CountingFile(io.FileIO):
+    """A file that counts the bytes read from it (under a buffered reader, as open() gives)."""
+
+    taken = 0
+
+    def readinto(self, b):
+        n = super().readinto(b)
+        self.taken += n or 0
+        return n
+
+
+def test_the_size_check_reads_the_chunks_headers_not_their_data(tmp_path):
+    """With chunk indexes, the bomb check reads each chunk only as far as its frame header: a
+    recording is read once by the mcap reader, not a second time by the check (it read the
+    whole 4 MB before; now ~1 %, a buffer's 8 KiB at each chunk and the summary)."""
+    path = tmp_path / "noise.mcap"
+    rng = np.random.default_rng(1)
+    with open(path, "wb") as f:
+        writer = McapWriter(f, compression=CompressionType.ZSTD)
+        writer.start("ros2", "test")
+        sid = writer.register_schema("std_msgs/msg/String", "ros2msg", b"string data")
+        cid = writer.register_channel("/bridge/active_source", "cdr", sid)
+        for k in range(40):  # 40 x 100 kB of noise: a few 1 MiB chunks, incompressible
+            writer.add_message(cid, k, rng.bytes(100_000), k)
+        writer.finish()
+    raw = CountingFile(path, "rb")
+    with io.BufferedReader(raw) as f:
+        _check_chunks(f, SeekingReader(f, record_size_limit=MAX_RECORD_BYTES))
+        assert raw.taken < 0.05 * path.stat().st_size, (raw.taken, path.stat().st_size)
 
 
 def test_a_fifo_given_as_a_recording_is_refused_without_blocking(tmp_path):

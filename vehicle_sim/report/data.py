@@ -34,6 +34,10 @@ _XYZW = attrgetter("x", "y", "z", "w")
 # OccupancyGrid (export.occupancy.MAX_CELLS, 50 MB). A 46 KB file whose one zstd chunk holds a
 # 1.5 GB message is refused instead of taking GBs of memory.
 MAX_RECORD_BYTES = 256 * 2**20
+# how much of a chunk's compressed data tells its frame's content size [bytes]: a zstd frame
+# header is at most 18 bytes, an lz4 frame's 19 (their format specifications)
+FRAME_HEAD_BYTES = 64
+MAX_COMPRESSION_NAME = 64  # [bytes] mcap's names are '', 'zstd' and 'lz4'
 # |value| beyond which a recorded number is no simulation's: positions are within 2 ODOM_MAX_M
 # (core.frames: odom's origin plus a position in odom), times within MAX_RUN_DURATION_S (1e7 s).
 # A row holding one, or a NaN or infinity, is left out (with a note): the report's sums and
@@ -167,20 +171,23 @@ def _check_chunks(f, reader: SeekingReader) -> None:
     header or by its frame's declared content size (a lying header), before the reader
     decompresses it: the chunks the reader reads, those of its summary's chunk indexes or,
     without any, those in the file's order."""
-    for chunk in _chunks(f, reader):
-        size = max(chunk.uncompressed_size, _declared_size(chunk))
+    for uncompressed_size, compression, data in _chunk_heads(f, reader):
+        size = max(uncompressed_size, _declared_size(compression, data))
         if size > MAX_RECORD_BYTES:
             raise ValueError(f"a chunk decompresses to {size} bytes, over the report's limit of "
                              f"{MAX_RECORD_BYTES} (a damaged or hostile file)")
     f.seek(0, io.SEEK_SET)
 
 
-def _chunks(f, reader: SeekingReader):
+def _chunk_heads(f, reader: SeekingReader):
+    """Each chunk's (uncompressed_size, compression, compressed data): with chunk indexes the
+    data only as far as its frame header (``_read_head``), else whole (a stream read)."""
     summary = reader.get_summary()
     if summary is None or not summary.chunk_indexes:
         f.seek(0, io.SEEK_SET)
-        yield from (r for r in StreamReader(f, emit_chunks=True,
-                                            record_size_limit=MAX_RECORD_BYTES).records
+        yield from ((r.uncompressed_size, r.compression, r.data)
+                    for r in StreamReader(f, emit_chunks=True,
+                                          record_size_limit=MAX_RECORD_BYTES).records
                     if isinstance(r, Chunk))
         return
     for index in summary.chunk_indexes:
@@ -188,20 +195,39 @@ def _chunks(f, reader: SeekingReader):
             raise ValueError(f"a chunk of {index.chunk_length} bytes is over the report's limit "
                              f"of {MAX_RECORD_BYTES} (a damaged or hostile file)")
         f.seek(index.chunk_start_offset + 1 + 8, io.SEEK_SET)  # where SeekingReader reads it
-        yield Chunk.read(ReadDataStream(f))
+        yield _read_head(ReadDataStream(f))
 
 
-def _declared_size(chunk: Chunk) -> int:
-    """What ``chunk``'s compressed frame says it holds [bytes] (0: not said; mcap then bounds a
-    zstd frame by the chunk's uncompressed_size, and an lz4 frame is decompressed up to the
-    limit here, as lz4 has no such bound)."""
-    if chunk.compression == "zstd":  # zstandard and lz4: mcap's codecs (its dependencies)
-        return max(zstandard.frame_content_size(chunk.data), 0)  # -1: not in the frame
-    if chunk.compression == "lz4":
-        size = lz4.frame.get_frame_info(chunk.data)["content_size"]
+def _read_head(stream: ReadDataStream) -> tuple[int, str, bytes]:
+    """A chunk record's fields (mcap's Chunk.read) with its compressed data read only as far as
+    the frame header (FRAME_HEAD_BYTES), or whole for an lz4 frame that does not say its
+    content size and must be decompressed to be measured: a recording is read once, not twice."""
+    stream.read8(), stream.read8()  # message start and end time
+    uncompressed_size = stream.read8()
+    stream.read4()  # uncompressed crc
+    length = stream.read4()
+    if length > MAX_COMPRESSION_NAME:
+        raise ValueError(f"a chunk's compression name of {length} bytes (a damaged file)")
+    compression = str(stream.read(length), "utf-8")
+    data_length = stream.read8()
+    data = stream.read(min(data_length, FRAME_HEAD_BYTES))
+    if (compression == "lz4" and data_length > len(data)
+            and lz4.frame.get_frame_info(data)["content_size"] == 0):
+        data += stream.read(data_length - len(data))
+    return uncompressed_size, compression, data
+
+
+def _declared_size(compression: str, data: bytes) -> int:
+    """What a chunk's compressed frame ``data`` says it holds [bytes] (0: not said; mcap then
+    bounds a zstd frame by the chunk's uncompressed_size, and an lz4 frame is decompressed up
+    to the limit here, as lz4 has no such bound)."""
+    if compression == "zstd":  # zstandard and lz4: mcap's codecs (its dependencies)
+        return max(zstandard.frame_content_size(data), 0)  # -1: not in the frame
+    if compression == "lz4":
+        size = lz4.frame.get_frame_info(data)["content_size"]
         if size == 0:
             size = len(lz4.frame.LZ4FrameDecompressor().decompress(
-                chunk.data, max_length=MAX_RECORD_BYTES + 1))
+                data, max_length=MAX_RECORD_BYTES + 1))
         return size
     return 0
 
