@@ -1,5 +1,6 @@
 """Both readers of core.ros_yaml (libyaml's with its event checks, and the pure-Python one)
-read every shipped file alike and refuse aliases and deep nesting."""
+read every shipped file alike and refuse aliases and deep nesting; where the two PyYAML parsers
+differ, libyaml (rcl's parser) is the reading of a machine that has it."""
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,21 @@ def test_nesting_up_to_the_bound_is_read():
     assert ros_yaml.read("[" * depth + "1" + "]" * depth) is not None
     with pytest.raises(yaml.YAMLError, match="nested too deeply"):
         ros_yaml.read("[" * (depth + 1) + "1" + "]" * (depth + 1))
+
+
+@needs_libyaml
+@pytest.mark.parametrize("text, lib, pure", [
+    ("a:\t1\n", {"a": 1}, "ScannerError"),  # a tab as separator, as rcl (libyaml) reads it
+    ("{b:}\n", "ScannerError", {"b": None}),
+    ("a: !\n", {"a": ""}, {"a": None}),
+])
+def test_where_the_parsers_differ_libyaml_is_the_reading(monkeypatch, text, lib, pure):
+    """The documented differences (module docstring): a change of either parser shows here."""
+    def outcome():
+        try:
+            return ros_yaml.read(text)
+        except yaml.YAMLError as exc:
+            return type(exc).__name__
+    assert outcome() == lib
+    monkeypatch.setattr(ros_yaml, "_LIBYAML", None)
+    assert outcome() == pure

@@ -14,6 +14,12 @@ once per level with no limit of its own (libyaml's own limit is only in builds f
 hence the nesting check before it. Without libyaml the pure-Python loader makes both checks as
 it composes.
 
+The two PyYAML parsers differ on a few hand-written edge cases: libyaml reads a tab as a
+separator (``a:\t1``) where the Python scanner refuses it, and refuses ``{b:}``, ``%YAML 1.3``
+and a lone surrogate escape that the Python scanner reads; ``a: !`` is '' to one and None to the
+other; their error words differ. libyaml is the parser rcl reads parameter files with, so
+where PyYAML has it, its reading is the one that counts (test_ros_yaml).
+
 Errors are PyYAML's (``yaml.YAMLError``, ``RecursionError``, ``ValueError`` for an integer past
 Python's digit limit); ``core.config.parse_yaml`` words them as one line.
 """
