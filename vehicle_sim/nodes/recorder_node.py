@@ -33,8 +33,9 @@ from vehicle_sim.recording_writer import McapRecording
 
 
 def _like(publisher_qos: QoSProfile) -> QoSProfile:
-    """A subscription that matches publishers of that QoS and keeps a burst of samples."""
-    return QoSProfile(depth=100, reliability=publisher_qos.reliability,
+    """A subscription that matches publishers of that QoS and keeps a burst of samples (100,
+    or the publishers' depth where it is deeper: a burst of 1000 fault answers)."""
+    return QoSProfile(depth=max(100, publisher_qos.depth), reliability=publisher_qos.reliability,
                       durability=publisher_qos.durability)
 
 
@@ -54,6 +55,7 @@ KNOWN_TOPICS = {
     "/motion/cue": ("vehicle_sim/msg/MotionCue", qos.STREAM),
     "/imu/data": ("sensor_msgs/msg/Imu", qos.SENSOR),
     "/gnss/fix": ("sensor_msgs/msg/NavSatFix", qos.SENSOR),
+    "/faults/status": ("vehicle_sim/msg/FaultStatus", qos.FAULT_STATUS),
 }
 
 
