@@ -33,8 +33,8 @@ class RunSummary:
     overruns: int = 0
     real_time_factor: float = 0.0  # the mean of the statuses' windows (add_status)
     lateness_p99_max_s: float = 0.0
-    # status reports with the watchdog braking after commands had come (before the first
-    # command it brakes too: that is the start, not a lost link)
+    # status reports (1 Hz) with the watchdog braking after one without it (before the first
+    # fresh command it brakes too: that is the start of a run, not a lost link)
     command_timeouts: int = 0
     rejected_commands: int = 0
     accidents: int = 0
@@ -72,8 +72,8 @@ class RunSummary:
         self.command_timeouts += int(command_timeout and self._commanded)
 
     def never_commanded(self) -> bool:
-        """Statuses came and the watchdog braked in every one: no command reached the
-        dynamics in the whole run."""
+        """Statuses came and the watchdog braked in every one: no command was fresh at any
+        status (none came, or each was stale again by the next status)."""
         return self._windows is not None and not self._commanded
 
     def as_dict(self) -> dict:

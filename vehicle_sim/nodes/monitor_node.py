@@ -139,8 +139,8 @@ class MonitorNode(Node):
         self.summary.wall_time_s = time.monotonic() - self._wall0
         self.summary.notes.append(reason)
         if self.summary.never_commanded():
-            self.summary.notes.append("no command reached the dynamics: its watchdog braked "
-                                      "the whole run")
+            self.summary.notes.append("the dynamics' watchdog braked at every status: no "
+                                      "command was fresh at any")
         return write_summary(self.summary, self.p.record_dir, self.accident_details,
                              self.all_damage())
 
