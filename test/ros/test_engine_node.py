@@ -89,13 +89,15 @@ def test_an_unbounded_engine_run_stopped_by_sigint_writes_an_interrupted_summary
     assert summary["physics_steps"] == round(summary["sim_time_s"] * 1000), "whole frames"
 
 
-def run_engine(ros_node, start_node, subs, duration_s: float, waits_for: tuple[str, ...] = ()):
+def run_engine(ros_node, start_node, subs, duration_s: float, waits_for: tuple[str, ...] = (),
+               record_dir: str = "''"):
     """The engine (seed 3) for ``duration_s`` of sim time, starting once the test node and
     ``waits_for`` are up; spun until it ends and what it sent has arrived, then ``subs`` are
-    destroyed. Returns (its process, its output)."""
+    destroyed. Returns (its process, its output). With a ``record_dir``, it records there."""
     names = ", ".join((*waits_for, ros_node.get_name()))
     engine = start_node("engine_node", params={  # the test node reads no /clock
-        "duration": duration_s, "seed": 3, "record_dir": "''", "wait_for_nodes": f"[{names}]",
+        "duration": duration_s, "seed": 3, "record_dir": record_dir,
+        "record": record_dir != "''", "wait_for_nodes": f"[{names}]",
         "clockless_nodes": f"[{ros_node.get_name()}]"})
     try:
         ros_node.spin_until(lambda: engine.proc.poll() is not None, timeout_s=180.0,
@@ -109,8 +111,10 @@ def run_engine(ros_node, start_node, subs, duration_s: float, waits_for: tuple[s
     return engine, out
 
 
-def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_node, start_node):
-    """... and a fault command (the engine takes none) is answered REJECTED, saying so."""
+def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_node, start_node,
+                                                                           tmp_path):
+    """... and a fault command (the engine takes none) is answered REJECTED, saying so; the
+    answer is in the engine's recording too, as the node graph's recorder records it."""
     from nav_msgs.msg import Odometry
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu, NavSatFix
@@ -142,7 +146,7 @@ def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_n
     sent: list[FaultCommand] = []
     timer = ros_node.create_timer(0.05, send_fault)
     try:
-        engine, out = run_engine(ros_node, start_node, subs, 20.0)
+        engine, out = run_engine(ros_node, start_node, subs, 20.0, record_dir=str(tmp_path))
     finally:
         ros_node.destroy_timer(timer)
         ros_node.destroy_publisher(faults)
@@ -151,6 +155,12 @@ def test_the_engines_edges_reach_a_reader_with_the_nodes_topics_and_stamps(ros_n
     assert answer.id == 7 and answer.target == "gps"
     assert answer.state == FaultStatus.STATE_REJECTED, answer
     assert "the lockstep engine takes no faults" in answer.message, answer
+    from mcap_ros2.reader import read_ros2_messages
+    (path,) = tmp_path.glob("vehicle_sim-*.mcap")
+    recorded = [m.ros_msg for m in read_ros2_messages(str(path), topics=["/faults/status"])]
+    assert [(m.id, m.state) for m in recorded] == [(7, FaultStatus.STATE_REJECTED)]
+    stamp = recorded[0].header.stamp  # mcap_ros2's decoded type: compared field by field
+    assert (stamp.sec, stamp.nanosec) == (answer.header.stamp.sec, answer.header.stamp.nanosec)
     assert all(got.values()), {k: len(v) for k, v in got.items()}
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in got["state"]]
     assert all(t % 10_000_000 == 0 for t in stamps), "states on the 100 Hz sim-time grid"

@@ -124,7 +124,7 @@ class EngineNode(Node):
         # no fault targets in the engine: every fault command is answered REJECTED at once
         self.fault_desk = FaultDesk(self, lambda: self.engine.t_ns, grace_s=0.0,
                                     none="none: the lockstep engine takes no faults, the node "
-                                    "graph does (engine false)")
+                                    "graph does (engine false)", recording=rec)
         # the sensor frames, as the sensor nodes give them (stamped at sim time 0)
         imu, gnss = self.engine.imu.params, self.engine.gnss.params
         self._mounts = [sensor_mount_tf(self, self.ep.imu, imu.lever_arm_m, imu.mounting_rpy_rad,

@@ -20,6 +20,8 @@ from std_msgs.msg import String
 from vehicle_sim.core.faults import MAX_TEXT_CHARS, REJECTED, FaultChange
 from vehicle_sim.msg import FaultCommand, FaultStatus
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.conversions import to_ns
+from vehicle_sim.nodes.edge_recording import Edge, EdgeRecording
 from vehicle_sim.nodes.fault_link import TARGETS_TOPIC, publish_status
 
 GRACE_S = 5.0  # [s] wall time for the targets' announcements (a choice: DDS discovery on
@@ -43,12 +45,14 @@ class FaultDesk:
     announced (the lockstep engine's desk: it has no targets and holds nothing)."""
 
     def __init__(self, node: Node, now_ns, grace_s: float = GRACE_S,
-                 none: str = "none announced"):
+                 none: str = "none announced", recording: EdgeRecording | None = None):
         self.node, self.now_ns, self.none = node, now_ns, none
         self.known: set[str] = set()
         self.held: list[FaultCommand] = []
         self._until = time.monotonic() + grace_s
-        self.pub = node.create_publisher(FaultStatus, "faults/status", qos.FAULT_STATUS)
+        self.pub = _Answers(Edge(node.create_publisher(FaultStatus, "faults/status",
+                                                       qos.FAULT_STATUS),
+                                 recording, latched=True))
         node.create_subscription(String, TARGETS_TOPIC, self._on_target, qos.EVENT)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
                                  qos.FAULT_COMMAND)
@@ -79,3 +83,14 @@ class FaultDesk:
         change = FaultChange(cmd.id, "", REJECTED, why)
         publish_status(self.node, self.pub, self.now_ns(), cmd.target[:MAX_TEXT_CHARS], change,
                        cmd.fault)
+
+
+class _Answers:
+    """The desk's faults/status publisher as an edge (edge_recording.Edge): to its readers and,
+    in the lockstep engine, to the engine's recording at the answer's stamp."""
+
+    def __init__(self, edge: Edge):
+        self.edge = edge
+
+    def publish(self, msg: FaultStatus) -> None:
+        self.edge.send(to_ns(msg.header.stamp), msg)
