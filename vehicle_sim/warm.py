@@ -98,9 +98,12 @@ def warm_ego() -> None:
 
 
 def warm_bridge() -> None:
-    """The bridge's frame sender (core.devices.frame_sender): its compiled send loop."""
-    from vehicle_sim.core.devices.frame_sender import warm_up
-    warm_up()
+    """The bridge's frame sender (core.devices.frame_sender): its compiled send loop; and the
+    stack controller's drive law (core.motion.stack_controller), for the first stack command."""
+    from vehicle_sim.core.devices import frame_sender
+    from vehicle_sim.core.motion import stack_controller
+    frame_sender.warm_up()
+    stack_controller.warm_up()
 
 
 def warm_exit_guard() -> None:

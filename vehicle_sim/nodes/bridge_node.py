@@ -65,6 +65,7 @@ from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.stack_inputs import StackInputs, StackTopic
 from vehicle_sim.nodes.vehicle_reports import VehicleReports
 from vehicle_sim.paths import config_path
+from vehicle_sim.warm import warm_bridge
 
 # SCHED_FIFO priority of the platform loop thread in realtime mode, where permitted
 # (core.realtime.PLATFORM_LOOP_PRIORITY); the executor thread runs one level below the loop, so a
@@ -354,7 +355,7 @@ class BridgeNode(Node):
 
 # how a process runs this node (nodes.main; vehicle_sim_compose runs several in one)
 ENTRY = NodeEntry(BridgeNode, "bridge", done=lambda node: node.failed,
-                  warm_up=frame_sender.warm_up)
+                  warm_up=warm_bridge)
 
 
 def main(args: list[str] | None = None) -> int:

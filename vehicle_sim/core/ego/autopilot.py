@@ -50,6 +50,7 @@ import numpy as np
 from vehicle_sim.core.ego.full_stop import STOP_DONE_M
 from vehicle_sim.core.ego.params import EgoDriverParams
 from vehicle_sim.core.ego.route import Route, nearest_lane
+from vehicle_sim.core.motion import stack_controller
 from vehicle_sim.core.motion.stack_controller import LongitudinalModel
 from vehicle_sim.core.traffic.kernels import driver_law as law
 from vehicle_sim.core.traffic.kernels.route_scan import corridor_leader, route_points
@@ -101,6 +102,7 @@ def warm_up(network: Network) -> None:
     law.pedal_accel(0.0, 0.0, 0.02, 1.0, 0.0, 1.0)
     law.stops_at_yellow(1.0, 1.0, 1.0)
     law.corridor_gap(1.0, 0.0, 1.0, (1.0, 1.0), (1.0, 1.0), 0.0)
+    stack_controller.warm_up()  # the inverse model's drive law (LongitudinalModel)
     net = network.net
     line = route_points(net.pts, net.lane_f, net.lane_i, np.zeros(1, dtype=np.int64), 0.0,
                         np.arange(0.0, 4.0, 2.0))

@@ -121,6 +121,12 @@ class Measured:
     t_ns: int
 
 
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the drive law the inverse model calls from Python
+    with floats (LongitudinalModel.drive_available_n): not during the first commands."""
+    full_drive_force_n(1.0, 1.0, 1.0)
+
+
 def twist_curvature(v_mps: float, yaw_rate_radps: float) -> float:
     """A (v, yaw rate) command's curvature r / v, with |v| at least 0.5 m/s so that a turn on
     the spot does not saturate the steering (the former cmd_vel law)."""
