@@ -8,6 +8,7 @@ import math
 import struct
 import warnings
 
+import lz4.frame
 import mcap.stream_reader
 import numpy as np
 import pytest
@@ -21,16 +22,43 @@ from mcap.writer import Writer as McapWriter
 from mcap_ros2.writer import Writer
 
 from vehicle_sim.report import cli
+from vehicle_sim.report import data as report_data
 from vehicle_sim.report.data import MAX_ABS_VALUE, MAX_RECORD_BYTES, _check_chunks, read_recording
 
 MAGIC = b"\x89MCAP0\r\n"
 _ZEROS = bytes(2**20)
 
 
-def _bomb(path, size: int, *, indexed: bool = True, declared: int | None = None) -> None:
-    """An MCAP whose one zstd chunk holds a std_msgs/String message of ``size`` bytes on
-    /bridge/active_source (tens of KB on disk); the chunk says it is ``declared`` bytes
-    uncompressed (default: what it is), its zstd frame says what it is."""
+def _xxh32(data: bytes) -> int:
+    """xxHash32 (seed 0) of fewer than 16 bytes: an lz4 frame descriptor's checksum."""
+    p1, p2, p3, p4, p5, m = 2654435761, 2246822519, 3266489917, 668265263, 374761393, 2**32 - 1
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m
+    h = (p5 + len(data)) & m
+    whole = len(data) // 4 * 4
+    for (lane,) in struct.iter_unpack("<I", data[:whole]):
+        h = rotl((h + lane * p3) & m, 17) * p4 & m
+    for byte in data[whole:]:
+        h = rotl((h + byte * p5) & m, 11) * p1 & m
+    h = (h ^ (h >> 15)) * p2 & m
+    h = (h ^ (h >> 13)) * p3 & m
+    return h ^ (h >> 16)
+
+
+def _lz4_saying(records: bytes, said: int) -> bytes:
+    """An lz4 frame of ``records`` whose header says it holds ``said`` bytes (checksum right)."""
+    frame = lz4.frame.compress(records, store_size=True)
+    descriptor = frame[4:6] + struct.pack("<Q", said)  # FLG, BD, content size
+    return frame[:4] + descriptor + bytes([_xxh32(descriptor) >> 8 & 0xFF]) + frame[15:]
+
+
+def _bomb(path, size: int, *, indexed: bool = True, declared: int | None = None,
+          codec: str = "zstd") -> None:
+    """An MCAP whose one chunk (``codec`` zstd or lz4) holds a std_msgs/String message of
+    ``size`` bytes on /bridge/active_source (tens of KB on disk); the chunk says it is
+    ``declared`` bytes uncompressed (default: what it is); its zstd frame says what it is, its
+    lz4 frame says ``declared`` too."""
     rb = RecordBuilder()
     rb.write(MAGIC)
     Header(profile="ros2", library="test").write(rb)
@@ -41,14 +69,18 @@ def _bomb(path, size: int, *, indexed: bool = True, declared: int | None = None)
     channel.write(rb)
     data = b"\x00\x01\x00\x00" + struct.pack("<I", size - 8)  # CDR string, its NUL included
     records = 9 + 22 + size
-    out = zstandard.ZstdCompressor(level=1).compressobj(size=records)
-    parts = [out.compress(struct.pack("<BQHIQQ", Opcode.MESSAGE, 22 + size, 1, 0, 1, 1) + data)]
-    for k in range(0, size - len(data), len(_ZEROS)):
-        parts.append(out.compress(_ZEROS[:min(len(_ZEROS), size - len(data) - k)]))
-    compressed = b"".join(parts) + out.flush()
+    head = struct.pack("<BQHIQQ", Opcode.MESSAGE, 22 + size, 1, 0, 1, 1) + data
     declared = records if declared is None else declared
-    body = (struct.pack("<QQQI", 1, 1, declared, 0) + struct.pack("<I", 4) + b"zstd"
-            + struct.pack("<Q", len(compressed)) + compressed)
+    if codec == "lz4":
+        compressed = _lz4_saying(head + bytes(size - len(data)), declared)
+    else:
+        out = zstandard.ZstdCompressor(level=1).compressobj(size=records)
+        parts = [out.compress(head)]
+        for k in range(0, size - len(data), len(_ZEROS)):
+            parts.append(out.compress(_ZEROS[:min(len(_ZEROS), size - len(data) - k)]))
+        compressed = b"".join(parts) + out.flush()
+    body = (struct.pack("<QQQI", 1, 1, declared, 0) + struct.pack("<I", len(codec))
+            + codec.encode() + struct.pack("<Q", len(compressed)) + compressed)
     chunk_at = rb.count
     rb.write(struct.pack("<BQ", Opcode.CHUNK, len(body)) + body)
     DataEnd(data_section_crc=0).write(rb)
@@ -56,7 +88,7 @@ def _bomb(path, size: int, *, indexed: bool = True, declared: int | None = None)
     if indexed:
         schema.write(rb)
         channel.write(rb)
-        ChunkIndex(chunk_length=9 + len(body), chunk_start_offset=chunk_at, compression="zstd",
+        ChunkIndex(chunk_length=9 + len(body), chunk_start_offset=chunk_at, compression=codec,
                    compressed_size=len(compressed), message_end_time=1, message_index_length=0,
                    message_index_offsets={}, message_start_time=1,
                    uncompressed_size=declared).write(rb)
@@ -102,6 +134,23 @@ def test_a_bomb_without_index_or_with_a_lying_header_is_refused(tmp_path, no_dec
     _bomb(path, MAX_RECORD_BYTES, indexed=indexed, declared=declared)
     with pytest.raises(ValueError, match=f"{path}: .*a chunk decompresses to "
                                          f"{MAX_RECORD_BYTES + 31} bytes"):
+        read_recording(path)
+
+
+def test_an_lz4_frame_holding_more_than_its_header_says_is_refused_before_mcap_reads_it(
+        tmp_path, monkeypatch):
+    """mcap decompresses lz4 without a bound: a chunk and a frame header both saying 1000 bytes
+    over 1 GiB of zeros took 1 GB of memory. The check decompresses lz4 itself, up to the
+    limit (here lowered to 1 MiB, so the test holds only 2 MiB)."""
+    monkeypatch.setattr(report_data, "MAX_RECORD_BYTES", 2**20)
+    monkeypatch.setattr(mcap.stream_reader.lz4, "decompress", lambda *_: pytest.fail(
+        "mcap decompressed the chunk"))
+    path = tmp_path / "bomb.mcap"
+    _bomb(path, 2 * 2**20, declared=1000, codec="lz4")
+    raw = path.read_bytes()
+    frame = raw[raw.index(b"lz4") + 3 + 8:]  # after the chunk's compression name and length
+    assert lz4.frame.get_frame_info(frame)["content_size"] == 1000, "the frame header lies"
+    with pytest.raises(ValueError, match=f"a chunk decompresses to {2**20 + 1} bytes"):
         read_recording(path)
 
 

@@ -200,8 +200,8 @@ def _chunk_heads(f, reader: SeekingReader):
 
 def _read_head(stream: ReadDataStream) -> tuple[int, str, bytes]:
     """A chunk record's fields (mcap's Chunk.read) with its compressed data read only as far as
-    the frame header (FRAME_HEAD_BYTES), or whole for an lz4 frame that does not say its
-    content size and must be decompressed to be measured: a recording is read once, not twice."""
+    the frame header (FRAME_HEAD_BYTES): a recording is read once, not twice. An lz4 chunk is
+    read whole: it is decompressed to be measured (``_declared_size``)."""
     stream.read8(), stream.read8()  # message start and end time
     uncompressed_size = stream.read8()
     stream.read4()  # uncompressed crc
@@ -210,25 +210,22 @@ def _read_head(stream: ReadDataStream) -> tuple[int, str, bytes]:
         raise ValueError(f"a chunk's compression name of {length} bytes (a damaged file)")
     compression = str(stream.read(length), "utf-8")
     data_length = stream.read8()
-    data = stream.read(min(data_length, FRAME_HEAD_BYTES))
-    if (compression == "lz4" and data_length > len(data)
-            and lz4.frame.get_frame_info(data)["content_size"] == 0):
-        data += stream.read(data_length - len(data))
+    data = stream.read(data_length if compression == "lz4" else min(data_length,
+                                                                     FRAME_HEAD_BYTES))
     return uncompressed_size, compression, data
 
 
 def _declared_size(compression: str, data: bytes) -> int:
-    """What a chunk's compressed frame ``data`` says it holds [bytes] (0: not said; mcap then
-    bounds a zstd frame by the chunk's uncompressed_size, and an lz4 frame is decompressed up
-    to the limit here, as lz4 has no such bound)."""
+    """What a chunk's compressed frame ``data`` holds [bytes]. A zstd frame by what its header
+    says (0: not said; mcap's zstandard then bounds the output by the chunk's uncompressed_size,
+    and refuses a frame holding more than its header says). An lz4 frame by decompressing it up
+    to the limit: mcap decompresses lz4 without a bound, and a frame may hold more than its
+    header says (a header of 1000 bytes over 1 GiB of zeros took 1 GB of memory)."""
     if compression == "zstd":  # zstandard and lz4: mcap's codecs (its dependencies)
         return max(zstandard.frame_content_size(data), 0)  # -1: not in the frame
     if compression == "lz4":
-        size = lz4.frame.get_frame_info(data)["content_size"]
-        if size == 0:
-            size = len(lz4.frame.LZ4FrameDecompressor().decompress(
-                data, max_length=MAX_RECORD_BYTES + 1))
-        return size
+        return len(lz4.frame.LZ4FrameDecompressor().decompress(
+            data, max_length=MAX_RECORD_BYTES + 1))
     return 0
 
 
