@@ -63,6 +63,8 @@ def test_nesting_up_to_the_bound_is_read():
     ("a:\t1\n", {"a": 1}, "ScannerError"),  # a tab as separator, as rcl (libyaml) reads it
     ("{b:}\n", "ScannerError", {"b": None}),
     ("a: !\n", {"a": ""}, {"a": None}),
+    ("%YAML 1.3\n---\na: 1\n", "ParserError", {"a": 1}),
+    ('a: "\\ud800"\n', "ScannerError", {"a": "\ud800"}),  # a lone surrogate escape
 ])
 def test_where_the_parsers_differ_libyaml_is_the_reading(monkeypatch, text, lib, pure):
     """The documented differences (module docstring): a change of either parser shows here."""
