@@ -262,6 +262,22 @@ def test_the_size_check_reads_the_chunks_headers_not_their_data(tmp_path):
         assert raw.taken < 0.05 * path.stat().st_size, (raw.taken, path.stat().st_size)
 
 
+def test_a_recording_cut_short_says_so(tmp_path):
+    path = tmp_path / "plain.mcap"
+    _states(path, [float(k) for k in range(20)])
+    cut = tmp_path / "cut.mcap"
+    whole = path.read_bytes()
+    seen = set()
+    for end in range(len(MAGIC) + 1, len(whole) - 1, 7):
+        cut.write_bytes(whole[:end])
+        with pytest.raises(ValueError) as err:
+            read_recording(cut)
+        assert str(err.value).startswith(f"{cut}: not a readable")
+        assert "\n" not in str(err.value) and "EndOfFile: )" not in str(err.value)
+        seen.add("cut short" in str(err.value))
+    assert True in seen
+
+
 def test_a_fifo_given_as_a_recording_is_refused_without_blocking(tmp_path):
     """read_recording itself, not only the command's is_file check: opening a FIFO for reading
     blocks until a writer comes."""

@@ -16,6 +16,7 @@ import lz4.frame
 import numpy as np
 import zstandard
 from mcap.data_stream import ReadDataStream
+from mcap.exceptions import EndOfFile
 from mcap.reader import SeekingReader
 from mcap.records import Chunk
 from mcap.stream_reader import StreamReader
@@ -106,6 +107,9 @@ def read_recording(path: str | Path) -> Recording:
                 _take(rec, rows, channel.topic, message.log_time, m)
     except (OSError, ValueError, KeyError, EOFError) as exc:
         raise ValueError(f"{path}: not a readable vehicle_sim recording ({exc})") from None
+    except EndOfFile:
+        raise ValueError(f"{path}: not a readable MCAP file (it ends inside a record: cut "
+                         "short)") from None
     except Exception as exc:  # the mcap readers raise their own types on a damaged file
         raise ValueError(f"{path}: not a readable MCAP file ({type(exc).__name__}: {exc})") \
             from None
