@@ -18,10 +18,10 @@ from vehicle_sim.core.config import (
     parse_yaml,
     spec,
 )
-from vehicle_sim.core.ros_yaml import yaml_text
 from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.fault_schedule import MAX_ENTRIES, ScheduledFault
 from vehicle_sim.core.frames import REFERENCE_POINTS
+from vehicle_sim.core.ros_yaml import yaml_text
 from vehicle_sim.paths import config_path, share_dir
 
 DISCOVERY_RANGES = ("LOCALHOST", "SUBNET", "SYSTEM_DEFAULT", "OFF")

@@ -55,7 +55,6 @@ def spec(default: Any = dataclasses.MISSING, *, unit: str = "", doc: str = "",
     return dataclasses.field(default=default, metadata=meta)
 
 
-
 def parse_yaml(text: str, source: str, key: str = "") -> Any:
     """YAML text (a file's, or one launch argument's) as data; malformed text raises
     ConfigError naming ``source`` and ``key``."""
