@@ -1,14 +1,15 @@
 """What every node of a run must agree on, checked before anything starts: the one ego vehicle
-file and the one map.
+file, the one map and the one body frame.
 
 A scenario declares its nodes once (vehicle_sim.graph), but each node reads the ego's vehicle
 file and the map from its own parameters (its file, else its dataclass default): the dynamics
 node integrates the ego with one vehicle file while the sensors' lever arms, the bridge's stack
 controller, the ego driver, the accident node's box and the traffic's gaps to the ego use theirs,
-and the recorder writes the map the report draws. A scenario whose nodes disagree would run a
-different car (or map) in each node without a word; ``check_one_world`` refuses it with one
-line naming the node, its parameter and both values (the runner exits 2, the launch file
-fails). It reads every node's parameters as the node will (so a typo in a parameter file is
+and the recorder writes the map the report draws; the dynamics node names the body frame
+(``base_frame``) that the sensors mount on and the bridge takes stack commands in. A scenario
+whose nodes disagree would run a different car (or map, or frame) in each node without a word;
+``check_one_world`` refuses it with one line naming the node, its parameter and both values
+(the runner exits 2, the launch file fails). It reads every node's parameters as the node will (so a typo in a parameter file is
 refused here too, in one line, before anything starts), and the traffic nodes' model file and
 the agents' car it names. No ROS import.
 """
@@ -34,6 +35,8 @@ from vehicle_sim.paths import config_path
 SHARED = {"ego vehicle file": (tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values()))),
                                load_vehicle),
           "map": (("map_file",), load_map)}
+# what is shared by name, and the node parameter that holds it
+SAME_NAME = {"body frame": "base_frame"}
 
 
 def node_params(node: graph.NodeSpec, args: dict[str, str], scenario: graph.Scenario,
@@ -78,6 +81,14 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
         if first is not None:
             read(first[2])  # ConfigError naming the file when it is missing or malformed
         world[what] = None if first is None else first[2]
+    for what, name in SAME_NAME.items():
+        named = [(node.name, getattr(params, name)) for node, params in nodes
+                 if hasattr(params, name)]
+        for node_name, value in named[1:]:
+            if value != named[0][1]:
+                raise ConfigError(f"scenario {args['scenario']}", f"{node_name}.{name}",
+                                  f"{value!r} where {named[0][0]}.{name} is {named[0][1]!r}: "
+                                  f"every node of a run uses one {what}")
     for node, params in nodes:
         if isinstance(params, TrafficNodeParams):
             _check_agents_car(node, params)

@@ -1,6 +1,6 @@
-"""Every node of a run models one ego vehicle and one map (vehicle_sim.scenario_check): the
-shipped scenarios agree, a scenario whose nodes disagree is refused naming the node, its
-parameter and both values."""
+"""Every node of a run models one ego vehicle and one map, in one body frame
+(vehicle_sim.scenario_check): the shipped scenarios agree, a scenario whose nodes disagree is
+refused naming the node, its parameter and both values."""
 from __future__ import annotations
 
 import pytest
@@ -43,6 +43,8 @@ def scenario(tmp_path, params: dict[str, str]) -> tuple[graph.Scenario, dict[str
     ("traffic", "ego_vehicle_file: vehicles/van.yaml", "traffic.ego_vehicle_file",
      "ego vehicle file"),
     ("ego_driver", "map_file: maps/crossroad.yaml", "ego_driver.map_file", "map"),
+    ("bridge", "base_frame: ego/base_link", "bridge.base_frame", "body frame"),
+    ("gps", "base_frame: ego/base_link", "gps.base_frame", "body frame"),
 ])
 def test_a_node_with_another_ego_or_map_is_refused_naming_it(tmp_path, node, line, key, what):
     sc, args = scenario(tmp_path, {node: line})
@@ -64,6 +66,16 @@ def test_an_odom_that_is_not_map_is_refused_where_other_nodes_take_odom_as_map(t
         check_one_world(sc, args)
     alone = node_params(sc.nodes[0], args, sc) if "map_file" in line else None
     assert alone is None or alone.odom_in_map.yaw_rad == 0.5
+
+
+def test_a_body_frame_renamed_in_every_node_that_names_it_is_one_frame(tmp_path):
+    """The dynamics node, the sensors and the bridge all in 'ego/base_link': accepted."""
+    line = "base_frame: ego/base_link"
+    sc, args = scenario(tmp_path, {n: line for n in ("dynamics", "imu", "gps", "bridge")})
+    check_one_world(sc, args)
+    frames = {n.name: node_params(n, args, sc).base_frame
+              for n in sc.nodes if hasattr(node_params(n, args, sc), "base_frame")}
+    assert frames == dict.fromkeys(("dynamics", "imu", "gps", "bridge"), "ego/base_link")
 
 
 def test_one_file_named_two_ways_is_one_file(tmp_path):

@@ -114,8 +114,9 @@ def test_agents_and_lights_go_out_in_autoware_types(rig, start_node, tmp_path):
                                        "params_file": city(tmp_path, 30)})
     start_node("ground_truth_node", params={**SIM, "grid_topic": "''"})
     rig.run_until(lambda: rig.pairs("objects") and rig.pairs("tracked")
-                  and _light_pairs(rig) and any(len(a.agents) for a, _ in rig.pairs("objects")),
-                  "objects, tracked objects and light groups")
+                  and _light_pairs(rig) and any(len(a.agents) for a, _ in rig.pairs("objects"))
+                  and _span_s(rig.got["groups"]) >= 2.0,
+                  "objects, tracked objects and 2 s of light groups")
     for agents, objects in rig.pairs("objects"):
         assert objects.header.frame_id == "map"
         assert len(objects.objects) == len(agents.agents) == 30
@@ -157,6 +158,14 @@ def test_agents_and_lights_go_out_in_autoware_types(rig, start_node, tmp_path):
                 net.light_names.index(light.id))
             assert group.elements[0].color == colour[light.state]
             assert group.elements[0].shape == apm.TrafficLightElement.CIRCLE
+    # Autoware's traffic_light module takes a signal older than tl_state_timeout (1.0 s) for a
+    # stop: the newest signal is never half that old (every array is sent reliably)
+    stamps = [to_ns(g.stamp) for g in rig.got["groups"]]
+    assert max(b - a for a, b in itertools.pairwise(stamps)) < 500 * MS, stamps
+
+
+def _span_s(groups) -> float:
+    return (to_ns(groups[-1].stamp) - to_ns(groups[0].stamp)) * 1e-9 if groups else 0.0
 
 
 def _light_pairs(rig: Rig):

@@ -22,7 +22,7 @@ def test_autoware_acceleration_is_along_the_direction_of_travel_in_reverse():
     from vehicle_sim.core.vehicle.params import VehicleParams
     from vehicle_sim.nodes.stack_inputs import StackInputs
     inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
-                         ControlLimits(0.5, 1), lambda line: None)
+                         ControlLimits(0.5, 1), lambda line: None, "base_link")
     topic = {t.name: t for t in inputs.topics}
     inputs.command(topic["gear"], GearCommand(command=GearCommand.REVERSE))
     out = []
@@ -47,7 +47,7 @@ def test_ackermann_acceleration_zero_means_as_quickly_as_possible():
 
     def first_throttle(accel_mps2: float) -> float:
         inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
-                             ControlLimits(0.5, 1), lambda line: None)
+                             ControlLimits(0.5, 1), lambda line: None, "base_link")
         inputs.on_state(0.0, 0.0, 10_000_000)
         msg = AckermannDriveStamped()
         msg.header.frame_id = "base_link"
@@ -63,7 +63,7 @@ def inputs_and_topics():
     from vehicle_sim.core.vehicle.params import VehicleParams
     from vehicle_sim.nodes.stack_inputs import StackInputs
     inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
-                         ControlLimits(0.5, 1), lambda line: None)
+                         ControlLimits(0.5, 1), lambda line: None, "base_link")
     inputs.on_state(0.0, 0.0, 10_000_000)
     return inputs, {t.name: t for t in inputs.topics}
 
@@ -117,3 +117,32 @@ def test_autonomy_control_is_checked_as_the_dynamics_node_checks_it_before_it_is
     assert (command.values.throttle, command.values.steer_rad) == (1.0, -0.5), command
     assert (command.stamp_ns, command.frame_id) == (7_000_000_000, "base_link")
     assert problem == "throttle 1.5 clamped to [0, 1]; steering_angle -2 rad clamped to +-0.5"
+
+
+@pytest.mark.parametrize("base_frame", ["base_link", "ego/base_link"])
+def test_a_stamped_command_is_taken_in_the_bridges_base_frame_only(base_frame):
+    """The bridge's base_frame (the dynamics node's, scenario_check holds them to one): a
+    TwistStamped in it (or in '') drives, one in another frame is refused naming both."""
+    from geometry_msgs.msg import TwistStamped
+
+    from vehicle_sim.core.controls import ControlLimits
+    from vehicle_sim.core.vehicle.params import VehicleParams
+    from vehicle_sim.nodes.stack_inputs import StackInputs
+    inputs = StackInputs(load(VehicleParams, config_path("vehicles/medium_car.yaml")),
+                         ControlLimits(0.5, 1), lambda line: None, base_frame)
+    inputs.on_state(0.0, 0.0, 10_000_000)
+    topic = next(t for t in inputs.topics if t.name == "cmd_vel_stamped")
+
+    def send(frame: str):
+        msg = TwistStamped()
+        msg.header.frame_id, msg.header.stamp.nanosec = frame, 10_000_000
+        msg.twist.linear.x = 3.0
+        return inputs.command(topic, msg)
+
+    for frame in (base_frame, ""):
+        command, problem = send(frame)
+        assert problem == "" and command.values.throttle > 0.0, (frame, problem)
+    other = "base_link" if base_frame != "base_link" else "ego/base_link"
+    command, problem = send(other)
+    assert command is None or command.values.throttle == 0.0
+    assert f"frame_id {other!r} is not one of ['', {base_frame!r}]" in problem, problem

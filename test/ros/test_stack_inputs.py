@@ -258,7 +258,7 @@ def test_missing_message_packages_switch_their_topics_off_with_one_line_each(tmp
         "import rclpy\n"
         "lines = []\n"
         "v = load(VehicleParams, config_path('vehicles/medium_car.yaml'))\n"
-        "inputs = StackInputs(v, ControlLimits(0.5, 1), lines.append)\n"
+        "inputs = StackInputs(v, ControlLimits(0.5, 1), lines.append, 'base_link')\n"
         "rclpy.init()\n"
         "node = rclpy.create_node('missing_packages')\n"
         "assert VehicleReports.create(node, inputs, 'cg', v) is None\n"

@@ -160,7 +160,7 @@ def reports_of(ros_node, reference: str):
     from vehicle_sim.nodes.vehicle_reports import VehicleReports
     from vehicle_sim.paths import config_path
     vehicle = load(VehicleParams, config_path("vehicles/medium_car.yaml"))
-    inputs = StackInputs(vehicle, ControlLimits(0.5, 1), lambda line: None)
+    inputs = StackInputs(vehicle, ControlLimits(0.5, 1), lambda line: None, "base_link")
     return VehicleReports(ros_node, inputs, reference, vehicle), vehicle
 
 

@@ -89,7 +89,8 @@ class BridgeNode(Node):
         self._fed: StateSample | None = None
         vehicle = load(VehicleParams, config_path(p.vehicle_file))
         self.inputs = StackInputs(vehicle, ControlLimits(
-            vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info)
+            vehicle.steering.max_road_wheel_angle_rad, p.max_gear), self.get_logger().info,
+            p.base_frame)
         self.arbiter = CommandArbiter(p.arbiter_params(self.platform.ffb.steering_ratio, tuple(
             t.name for t in self.inputs.sources)), self.steering)
         self.lockstep = (BridgeLockstep(self, p, tuple(t.topic for t in self.inputs.topics),

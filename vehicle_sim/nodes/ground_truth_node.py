@@ -7,9 +7,14 @@
   ``range_m`` of the ego (``vehicle/state``, read only then);
   ghosts of other shards are left out;
 - ``traffic/lights`` -> autoware_perception_msgs TrafficLightGroupArray, group ids = the
-  regulatory element ids of the Lanelet2 export (vehicle_sim_export_map) of the same map;
+  regulatory element ids of the Lanelet2 export (vehicle_sim_export_map) of the same map; one
+  array for each traffic/lights message, with its stamp: the traffic node sends one at a change,
+  else at its ``lights_rate_hz`` (10 Hz), well inside the 1.0 s after which Autoware's
+  traffic_light module takes a signal for a stop (``tl_state_timeout``);
 - the map's drivable area once, latched (reliable, transient local), as a nav_msgs
-  OccupancyGrid on ``map`` (export.occupancy), stamped with the node's clock at start.
+  OccupancyGrid on ``map`` (export.occupancy), stamped with the node's clock at start: 0 under
+  sim time before the first /clock, as nav2's map_server stamps its map; for a static map tf2
+  reads 0 as "the latest transform".
 
 Conversions in ground_truth_msgs (the law); the objects go out as CDR bytes packed by
 ground_truth_cdr straight from the agents' bytes (its tests pin them to those builders), the

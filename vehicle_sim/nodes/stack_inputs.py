@@ -59,7 +59,6 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.type_following import TypeFollowingSubscription
 
 INT8_MAX = 127  # VehicleControl.gear is an int8
-FRAMES = ("", "base_link")  # a stamped command's frame: the vehicle's (REP-105)
 MAX_STAMP_SKEW_S = 1.0  # a choice: larger than any stack's command period, far below a clock mix
 CONTROL_CMD = "/control/command/control_cmd"
 GEAR_CMD = "/control/command/gear_cmd"
@@ -140,8 +139,10 @@ def subscribe(node: Node, topics: tuple[StackTopic, ...],
 class StackInputs:
     """The converters of every stack topic, the controllers and the Autoware vehicle state."""
 
-    def __init__(self, vehicle, limits: ControlLimits, info: Callable[[str], None]):
+    def __init__(self, vehicle, limits: ControlLimits, info: Callable[[str], None],
+                 base_frame: str):
         self.model, self.limits = LongitudinalModel.from_vehicle(vehicle), limits
+        self.frames = ("", base_frame)  # a stamped command's frame: the vehicle's (REP-105)
         self._control_limits = ControlLimits(limits.max_steer_rad, INT8_MAX)  # autonomy/control
         self.measured = Measured(0.0, 0.0, 0)
         self.controllers: dict[str, StackController] = {}
@@ -200,7 +201,7 @@ class StackInputs:
 
     def _header(self, header) -> str:
         return header_problem(header.frame_id, conv.to_ns(header.stamp), self.measured.t_ns,
-                              FRAMES, MAX_STAMP_SKEW_S)
+                              self.frames, MAX_STAMP_SKEW_S)
 
     def _control(self, msg) -> Validated:
         """VehicleControl: pedals and steering, as the dynamics node checks them; its gear
@@ -247,7 +248,7 @@ class StackInputs:
             return Setpoint(speed_mps=lon.velocity, gear=self.gear,
                             accel_mps2=accel if lon.is_defined_acceleration else None,
                             steer_rad=lat.steering_tire_angle, steer_rate_radps=rate)
-        stamp = header_problem("", conv.to_ns(msg.stamp), self.measured.t_ns, FRAMES,
+        stamp = header_problem("", conv.to_ns(msg.stamp), self.measured.t_ns, self.frames,
                                MAX_STAMP_SKEW_S)
         result = self._setpoint("autoware", fields, setpoint, stamp)
         if result.controls is not None and self.park:

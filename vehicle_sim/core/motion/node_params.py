@@ -94,6 +94,9 @@ class BridgeNodeParams:
     base_link: str = spec("cg", choices=REFERENCE_POINTS,
                           doc="reference point of base_link, as the dynamics node's base_link: "
                               "the velocity report is that point's (core.frames)")
+    base_frame: str = spec("base_link", doc="the vehicle's body frame, as the dynamics node's "
+                                            "base_frame: a stamped stack command must be in it "
+                                            "(or in '')")
     mode: str = spec("realtime", choices=MODES,
                      doc="the run's pacing (set by the scenario): in fast and lockstep modes "
                          "autonomy commands are forwarded as they arrive, not by the "

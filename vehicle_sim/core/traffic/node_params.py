@@ -65,9 +65,11 @@ class TrafficNodeParams:
     publish_markers: bool = spec(True, doc="visualization_msgs/MarkerArray on traffic/markers")
     markers_rate_hz: float = spec(5.0, unit="Hz", gt=0.0, le=VIEW_RATE_MAX_HZ,
                                   doc="marker rate in simulation time")
-    lights_rate_hz: float = spec(1.0, unit="Hz", gt=0.0, le=VIEW_RATE_MAX_HZ,
+    lights_rate_hz: float = spec(10.0, unit="Hz", gt=0.0, le=VIEW_RATE_MAX_HZ,
                                  doc="light states re-published at this sim-time rate (and on "
-                                 "change)")
+                                 "change); Autoware's traffic_light module takes a signal "
+                                 "older than its tl_state_timeout (1.0 s) for a stop, so the "
+                                 "ground truth's copy must come well inside that")
     state_topic: str = spec("vehicle/state", doc="VehicleState of the ego (pose in odom = map)")
     frame_id: str = spec("map", doc="frame of agents, lights and markers (identity to odom)")
     crashes: bool = spec(True, doc="crash physics (004 sec. 7) between agents, scripted "
