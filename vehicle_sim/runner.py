@@ -198,7 +198,8 @@ class Runner:
         child.exit_code = child.proc.returncode
         if child.exit_code == REFUSED and child.spec.name not in VIEWERS:  # its configuration:
             # a respawn would refuse it again (a viewer's exit 2, a port taken, ends nothing)
-            return f"{child.spec.name} exited {REFUSED}, refusing its configuration (its line above)"
+            return (f"{child.spec.name} exited {REFUSED}, refusing its configuration "
+                    "(its line above)")
         if child.spec.respawn:
             self._say(f"{child.spec.name} exited with {child.exit_code}; respawning in "
                       f"{child.spec.respawn_delay_s:g} s")

@@ -9,9 +9,9 @@ and the recorder writes the map the report draws; the dynamics node names the bo
 (``base_frame``) that the sensors mount on and the bridge takes stack commands in. A scenario
 whose nodes disagree would run a different car (or map, or frame) in each node without a word;
 ``check_one_world`` refuses it with one line naming the node, its parameter and both values
-(the runner exits 2, the launch file fails). It reads every node's parameters as the node will (so a typo in a parameter file is
-refused here too, in one line, before anything starts), and the traffic nodes' model file and
-the agents' car it names. No ROS import.
+(the runner exits 2, the launch file fails). It reads every node's parameters as the node
+will (so a typo in a parameter file is refused here too, in one line, before anything
+starts), and the traffic nodes' model file and the agents' car it names. No ROS import.
 """
 from __future__ import annotations
 

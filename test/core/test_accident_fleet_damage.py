@@ -92,7 +92,8 @@ def test_the_agents_are_published_as_the_kind_of_their_crash_class(tmp_path, veh
     from vehicle_sim.core.accident.traffic_world import TrafficWorld
     from vehicle_sim.core.traffic.node_params import TrafficNodeParams
     model = tmp_path / "traffic.yaml"
-    model.write_text(f"initial_agents: 20\nzone: {{enabled: false}}\nvehicle_file: {vehicle_file}\n")
+    model.write_text(f"initial_agents: 20\nzone: {{enabled: false}}\n"
+                     f"vehicle_file: {vehicle_file}\n")
     world = TrafficWorld(TrafficNodeParams(params_file=str(model)))
     try:
         published = world.with_scene(world.sim.agents())

@@ -11,7 +11,8 @@ def answers(book: FaultBook, *requests: FaultRequest) -> list[str]:
 
 
 @pytest.mark.parametrize("first, second", [
-    (FaultRequest(1, "bias_step", "accel_x", 600.0), FaultRequest(2, "bias_step", "accel_x", 600.0)),
+    (FaultRequest(1, "bias_step", "accel_x", 600.0),
+     FaultRequest(2, "bias_step", "accel_x", 600.0)),
     (FaultRequest(1, "bias_step", "gyro_z", -60.0), FaultRequest(2, "bias_step", "gyro_z", -60.0)),
     (FaultRequest(1, "noise_scale", value=40.0), FaultRequest(2, "noise_scale", value=40.0)),
 ])

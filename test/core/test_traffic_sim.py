@@ -144,7 +144,8 @@ def test_same_seed_same_traffic(network):
     assert np.array_equal(a1["x"], a2["x"]) and np.array_equal(a1["profile"], a2["profile"])
 
 
-@pytest.mark.parametrize("dt, ego", [(float("nan"), None), (0.0, None), (0.05, (0, float("nan"), 0, 0))])
+@pytest.mark.parametrize("dt, ego", [(float("nan"), None), (0.0, None),
+                                     (0.05, (0, float("nan"), 0, 0))])
 def test_bad_step_inputs_are_refused(network, dt, ego):
     with pytest.raises(ValueError):
         city(network, 0).step(dt, ego)

@@ -414,7 +414,8 @@ def file_case(draw, family: str):
             # ROS parameter names are strings; a YAML key may be anything
             keys = ("unknown_key", "x", "", "a..b", "vehicle.x", "chassis")
             keys += () if how == "flat" else (7, None, 1.5)
-            target[draw(st.sampled_from(keys))] = _copy(draw(hostile_value))  # constants stay unmutated
+            # (_copy: the shared constants stay unmutated)
+            target[draw(st.sampled_from(keys))] = _copy(draw(hostile_value))
         elif op == "delete":
             del parent[path[-1]]
         else:
@@ -447,7 +448,8 @@ raw_file_case = st.tuples(
     st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
               st.sampled_from((b"a: [", b"{", b"- 1\n- 2", b"a: !!python/object:os.system x",
                                b"\xff\xfe", b"a: 1e999", b"a: " + b"9" * 5000, b"[" * 2000,
-                               b"&a [*a]", b"a: &x 1\nb: *x", b"\x00", b"chassis: {mass_kg: .nan}"))))
+                               b"&a [*a]", b"a: &x 1\nb: *x", b"\x00",
+                               b"chassis: {mass_kg: .nan}"))))
 
 
 def check_raw_file(case) -> None:

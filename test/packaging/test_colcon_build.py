@@ -21,9 +21,8 @@ def install(tmp_path_factory):
     (ws / "src").mkdir()
     (ws / "src" / "vehicle_sim").symlink_to(REPO)
     prefix = sys.prefix
-    env = dict(os.environ, CMAKE_PREFIX_PATH=prefix,
-               AMENT_PREFIX_PATH=os.pathsep.join(filter(None, [prefix,
-                                                               os.environ.get("AMENT_PREFIX_PATH")])))
+    ament = os.pathsep.join(filter(None, [prefix, os.environ.get("AMENT_PREFIX_PATH")]))
+    env = dict(os.environ, CMAKE_PREFIX_PATH=prefix, AMENT_PREFIX_PATH=ament)
     result = subprocess.run(
         [str(COLCON), "build", "--event-handlers", "console_cohesion-", "--cmake-args",
          f"-DPython3_EXECUTABLE={sys.executable}", "-DBUILD_TESTING=OFF"],

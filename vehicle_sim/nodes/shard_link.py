@@ -43,7 +43,8 @@ class ShardLink:
         self._pending: list[tuple[int, np.ndarray]] = []  # (sender's stamp, hand-over records)
         self._sent: list[tuple[Publisher, TrafficHandover]] = []  # the newest step's messages
         self.inputs = ShardInputs(p.lockstep_inputs) if p.lockstep else None
-        self._pub_handover = node.create_publisher(TrafficHandover, "traffic/handover", qos.HANDOVER)
+        self._pub_handover = node.create_publisher(TrafficHandover, "traffic/handover",
+                                                   qos.HANDOVER)
         self._pub_ghosts = node.create_publisher(TrafficHandover, "traffic/ghosts", qos.HANDOVER)
         node.create_subscription(TrafficHandover, "traffic/handover", self._on_handover,
                                  qos.HANDOVER)

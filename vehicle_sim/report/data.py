@@ -214,8 +214,8 @@ def _read_head(stream: ReadDataStream) -> tuple[int, str, bytes]:
         raise ValueError(f"a chunk's compression name of {length} bytes (a damaged file)")
     compression = str(stream.read(length), "utf-8")
     data_length = stream.read8()
-    data = stream.read(data_length if compression == "lz4" else min(data_length,
-                                                                     FRAME_HEAD_BYTES))
+    wanted = data_length if compression == "lz4" else min(data_length, FRAME_HEAD_BYTES)
+    data = stream.read(wanted)
     return uncompressed_size, compression, data
 
 

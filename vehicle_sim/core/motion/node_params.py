@@ -117,7 +117,8 @@ class BridgeNodeParams:
 
     def __post_init__(self) -> None:
         out = _ipv4("output_host", self.output_host)
-        if out.is_multicast or out.is_unspecified or out == ipaddress.IPv4Address("255.255.255.255"):
+        broadcast = ipaddress.IPv4Address("255.255.255.255")
+        if out.is_multicast or out.is_unspecified or out == broadcast:
             raise ValueError(f"output_host {self.output_host} must be one unicast address")
         _ipv4("input_host", self.input_host)
         for peer in self.allowed_peers:

@@ -59,7 +59,8 @@ class DriverProfile:
                                       doc="speed at a stop line before requesting the junction")
     give_way_speed_mps: float = spec(4.0, unit="m/s", ge=0, le=MAX_SPEED_LIMIT_MPS,
                                      doc="speed at a give-way line")
-    ignores_signs_when_clear: bool = spec(False, doc="no slow-down at stop/give way if junction empty")
+    ignores_signs_when_clear: bool = spec(False, doc="no slow-down at stop/give way if "
+                                                     "junction empty")
     crossing_speed_factor: float = spec(1.0, unit="-", gt=0, le=1.0, doc="speed at zebra crossings")
     accel_d_gain_s: float = spec(0.0, unit="s", ge=0, le=DRIVER_D_GAIN_MAX_S,
                                  doc="c_d/c_p of 004 eq. 10 (not given)")

@@ -41,7 +41,8 @@ LOOKAHEAD_RADIUS_FRACTION = 0.5
 
 @njit(cache=True)
 def idm(u, u0, gap, du, a, b, T, s0):
-    """IDM acceleration [m/s^2] at speed u, desired u0, bumper gap [m], approach rate du = u - u_l."""
+    """IDM acceleration [m/s^2] at speed u, desired u0, bumper gap [m], approach rate
+    du = u - u_l."""
     s_star = s0 + max(0.0, u * T + u * du / (2.0 * math.sqrt(a * b)))
     free = (u / u0) ** 4 if u0 > 0.1 else 1.0
     return a * (1.0 - free - (s_star / max(gap, 0.1)) ** 2)

@@ -11,7 +11,8 @@ from vehicle_sim.core.traffic.kernels.layout import LI_NSUCC, LI_SUCC0
 @njit(cache=True)
 def hash_uniform(seed, uid, hops):
     """Deterministic uniform [0, 1) from (seed, agent uid, lane count) by splitmix64."""
-    z = (np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(uid) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
+         + np.uint64(uid) * np.uint64(0xBF58476D1CE4E5B9)
          + np.uint64(hops) * np.uint64(0x94D049BB133111EB) + np.uint64(0x632BE59BD9B4E019))
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)

@@ -2,7 +2,7 @@
 
 | prefix | table | filled by |
 |---|---|---|
-| ``AF_`` / ``AI_`` | agent float / int rows ``af[AF_X, i]``, ``ai[AI_LANE, i]`` | agents.AgentStore |
+| ``AF_`` / ``AI_`` | agent rows ``af[AF_X, i]``, ``ai[AI_LANE, i]`` | agents.AgentStore |
 | ``LF_`` / ``LI_`` | lane float / int columns ``net.lane_f[lane, LF_LEN]`` | network.Network |
 | ``SF_`` | signal columns ``net.sig_f[k, SF_S]``; kinds ``SIG_*`` | network.Network |
 | ``NF_`` / ``NI_`` | node float / int columns ``net.node_f[node, NF_X]`` | network.Network |
