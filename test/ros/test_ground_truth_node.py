@@ -20,7 +20,7 @@ import yaml
 from nav_msgs.msg import OccupancyGrid
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
-from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
+from vehicle_sim.msg import TrafficAgentArray, TrafficLight, TrafficLightArray, VehicleState
 
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
@@ -149,9 +149,10 @@ def test_agents_and_lights_go_out_in_autoware_types(rig, start_node, tmp_path):
             assert o.kinematics.is_stationary == (abs(a.speed) < 0.1)
     net = Network(load_map(config_path("maps/urban_grid.yaml")))
     colour = {0: apm.TrafficLightElement.GREEN, 1: apm.TrafficLightElement.AMBER,
-              2: apm.TrafficLightElement.RED, -1: apm.TrafficLightElement.UNKNOWN}
+              2: apm.TrafficLightElement.RED}
     for lights, groups in _light_pairs(rig):
         vehicle = [light for light in lights.lights if not light.pedestrian]
+        assert TrafficLight.STATE_DARK not in {light.state for light in vehicle}  # no zone
         assert len(groups.traffic_light_groups) == len(vehicle) == len(net.light_names)
         for light, group in zip(vehicle, groups.traffic_light_groups, strict=True):
             assert group.traffic_light_group_id == light_group_id(
@@ -162,6 +163,24 @@ def test_agents_and_lights_go_out_in_autoware_types(rig, start_node, tmp_path):
     # stop: the newest signal is never half that old (every array is sent reliably)
     stamps = [to_ns(g.stamp) for g in rig.got["groups"]]
     assert max(b - a for a, b in itertools.pairwise(stamps)) < 500 * MS, stamps
+
+
+def test_a_dark_light_is_left_out_of_the_groups_and_a_pedestrian_light_too():
+    """A light the traffic does not run (outside the control zone) is not perceived: no group
+    (an UNKNOWN colour is a stop in some Autoware versions, a pass in others)."""
+    gt = pytest.importorskip("vehicle_sim.nodes.ground_truth_msgs")
+    msg = TrafficLightArray(lights=[
+        TrafficLight(id="a", state=TrafficLight.STATE_GREEN),
+        TrafficLight(id="b", state=TrafficLight.STATE_DARK),
+        TrafficLight(id="c", state=TrafficLight.STATE_RED),
+        TrafficLight(id="d", state=TrafficLight.STATE_GREEN, pedestrian=True)])
+    msg.header.stamp = stamp(7 * DT)
+    out, unknown = gt.light_groups(msg, {"a": 11, "b": 12, "c": 13, "d": 14})
+    assert unknown == [] and to_ns(out.stamp) == 7 * DT
+    assert [(g.traffic_light_group_id, g.elements[0].color, g.elements[0].status)
+            for g in out.traffic_light_groups] == [
+        (11, apm.TrafficLightElement.GREEN, apm.TrafficLightElement.SOLID_ON),
+        (13, apm.TrafficLightElement.RED, apm.TrafficLightElement.SOLID_ON)]
 
 
 def _span_s(groups) -> float:

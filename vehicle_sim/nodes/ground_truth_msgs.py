@@ -11,10 +11,13 @@ object_id: the agent's TrafficAgent.id as a 128-bit big-endian number (stable ac
 hand-over). Predicted path: one path at constant speed and yaw rate (CTRV) over
 ``horizon_s`` in ``step_s`` steps, confidence 1.
 
-Lights: one TrafficLightGroup per vehicle light; its id is the Lanelet2 regulatory element id of
-the export (export.lanelet2_osm.light_group_id); one CIRCLE element, SOLID_ON in its colour
-(GREEN, AMBER, RED) or, for a dark light, UNKNOWN colour SOLID_OFF; confidence 1. Pedestrian
-lights are not sent (no crosswalk elements in the export yet).
+Lights: one TrafficLightGroup per lit vehicle light; its id is the Lanelet2 regulatory element
+id of the export (export.lanelet2_osm.light_group_id); one CIRCLE element, SOLID_ON in its
+colour (GREEN, AMBER, RED), confidence 1. A dark light (STATE_DARK: outside the control zone,
+where the traffic does not run it) is left out, as a perception stack leaves out a light it
+has not seen: Autoware versions differ on an UNKNOWN colour (a stop in some, a pass in others),
+while a light never received is a pass in all, and one that stops coming is a stop once older
+than tl_state_timeout. Pedestrian lights are not sent (no crosswalk elements in the export yet).
 """
 from __future__ import annotations
 
@@ -162,7 +165,8 @@ def tracked_objects(agents: list[TrafficAgent], header) -> TrackedObjects:
 
 def light_groups(msg: TrafficLightArray, group_ids: dict[str, int]) -> tuple[
         TrafficLightGroupArray, list[str]]:
-    """(groups of the vehicle lights, names not in ``group_ids``: light name -> group id)."""
+    """(groups of the lit vehicle lights, names not in ``group_ids``: light name -> group
+    id)."""
     out = TrafficLightGroupArray(stamp=msg.header.stamp)
     unknown = []
     for light in msg.lights:
@@ -173,11 +177,10 @@ def light_groups(msg: TrafficLightArray, group_ids: dict[str, int]) -> tuple[
             unknown.append(light.id)
             continue
         colour = LIGHT_COLOUR.get(light.state)
-        element = TrafficLightElement(
-            color=TrafficLightElement.UNKNOWN if colour is None else colour,
-            shape=TrafficLightElement.CIRCLE,
-            status=TrafficLightElement.SOLID_OFF if colour is None
-            else TrafficLightElement.SOLID_ON, confidence=1.0)
+        if colour is None:  # dark (module docstring)
+            continue
+        element = TrafficLightElement(color=colour, shape=TrafficLightElement.CIRCLE,
+                                      status=TrafficLightElement.SOLID_ON, confidence=1.0)
         out.traffic_light_groups.append(TrafficLightGroup(traffic_light_group_id=gid,
                                                           elements=[element]))
     return out, unknown
