@@ -38,8 +38,13 @@ def test_libyaml_and_pure_python_read_every_shipped_file_alike(monkeypatch):
     ("a: &x [1]\nb: *x\n", "at line 2, column 4: aliases (*name) are not supported"),
     ("a: " + "[" * 150 + "]" * 150 + "\n", "nested too deeply"),
     ("a:\n" + "".join(" " * (i + 1) + f"k{i}:\n" for i in range(300)), "nested too deeply"),
+    # a second schedule would drop the first without a word (PyYAML keeps the last)
+    ("schedule: [{at_s: 1.0}]\nseed: 3\nschedule: [{at_s: 5.0}]\n",
+     "at line 3, column 1: found duplicate key 'schedule'"),
+    ("a:\n  speed_mps: 1.0\n  b: 2\n  speed_mps: 9.0\n", "found duplicate key 'speed_mps'"),
+    ("1: a\n0x1: b\n", "found duplicate key 1"),  # one key, written two ways
 ])
-def test_aliases_and_deep_nesting_are_refused_in_one_line(request, reader, text, words):
+def test_aliases_nesting_and_duplicate_keys_are_refused_in_one_line(request, reader, text, words):
     if reader == "pure_python":
         request.getfixturevalue("pure_python")
     elif not getattr(yaml, "__with_libyaml__", False):
@@ -76,3 +81,11 @@ def test_where_the_parsers_differ_libyaml_is_the_reading(monkeypatch, text, lib,
     assert outcome() == lib
     monkeypatch.setattr(ros_yaml, "_LIBYAML", None)
     assert outcome() == pure
+
+
+@pytest.mark.parametrize("reader", ["libyaml", "pure_python"])
+def test_the_same_key_in_two_mappings_and_a_merge_key_are_read(request, reader):
+    if reader == "pure_python":
+        request.getfixturevalue("pure_python")
+    text = "a: {x: 1}\nb: {x: 2}\nc:\n  x: 3\n  <<: {x: 4, y: 5}\n"
+    assert ros_yaml.read(text) == {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 3, "y": 5}}

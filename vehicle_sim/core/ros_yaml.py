@@ -5,7 +5,9 @@
 - ``_ROS_FLOAT`` text is a number (rcl: strtod), a date is text (rcl has no timestamps);
 - an alias (``*name``) is refused, as rcl refuses it (a few lines of nested aliases expand to
   gigabytes);
-- nesting is refused past ``MAX_NESTING`` levels.
+- nesting is refused past ``MAX_NESTING`` levels;
+- a key twice in one mapping is refused (YAML 1.2 says keys are unique; PyYAML keeps the last,
+  so a second ``schedule:`` would drop the first without a word).
 
 With PyYAML's libyaml binding (``CSafeLoader``) a first pass over the parser's events makes the
 alias and nesting checks, then the C composer builds the nodes: about 2.85x faster than the
@@ -51,7 +53,30 @@ def _too_deep(mark) -> yaml.YAMLError:
         None, None, f"nested too deeply (more than {MAX_NESTING} levels)", mark)
 
 
-class _PyLoader(yaml.SafeLoader):
+class _UniqueKeys:
+    """Constructs a mapping only if no key comes twice (merge keys ``<<`` aside: their
+    overrides are what they are for)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: set = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)  # cached for the super call
+                try:
+                    duplicate = key in seen
+                except TypeError:  # unhashable: the super call words it
+                    break
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found duplicate key {key!r}", key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _PyLoader(_UniqueKeys, yaml.SafeLoader):
     """The pure-Python safe loader, refusing an alias and deep nesting as it composes."""
 
     _depth = 0
@@ -73,7 +98,7 @@ class _PyLoader(yaml.SafeLoader):
 _LIBYAML = getattr(yaml, "CSafeLoader", None)  # None: PyYAML built without libyaml
 
 
-class _LibLoader(_LIBYAML or yaml.SafeLoader):  # type: ignore[misc]
+class _LibLoader(_UniqueKeys, _LIBYAML or yaml.SafeLoader):  # type: ignore[misc]
     """libyaml's safe loader (used only after ``_check_events``)."""
 
 
