@@ -120,6 +120,9 @@ class FaultBook:
         name = self.wording.name(req.kind)
         if req.kind == CLEAR:
             return self._clear(req.id)
+        if req.id == 0:  # 0 names no fault (TrafficAgent.fault_id, AccidentEvent) but CLEAR's all
+            return [FaultChange(0, req.kind, REJECTED,
+                                f"{name}: id 0 is only for CLEAR (every fault of the target)")]
         others = [f for i, f in self.active.items() if i != req.id]
         problem = self._check(req, others) or duration_problem(req.duration_s)
         if problem is not None:

@@ -23,7 +23,6 @@ with it the interpreter lock, as long.
 """
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import Counter
@@ -34,7 +33,7 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool
 
 from vehicle_sim.core.config import load
-from vehicle_sim.core.controls import ControlLimits, DriveCommand, problem_kind
+from vehicle_sim.core.controls import ControlLimits, DriveCommand
 from vehicle_sim.core.devices import evdev_wheel, frame_sender, serial_port, udp
 from vehicle_sim.core.motion.arbiter import CommandArbiter, Decision
 from vehicle_sim.core.motion.bridge import MotionBridge
@@ -64,6 +63,7 @@ from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.stack_inputs import StackInputs, StackTopic
 from vehicle_sim.nodes.vehicle_reports import VehicleReports
+from vehicle_sim.nodes.warning_gate import WarningGate
 from vehicle_sim.paths import config_path
 from vehicle_sim.warm import warm_bridge
 
@@ -97,8 +97,7 @@ class BridgeNode(Node):
                                         self._restamp_stack) if p.lockstep else None)
         self.reports = VehicleReports.create(  # Autoware's /vehicle/status
             self, self.inputs, p.base_link, vehicle)
-        # (stack topic, problem kind) -> wall time of its last warning
-        self._warned_at: dict[tuple[str, str], float] = {}
+        self._warnings = WarningGate()  # per stack topic and kind of problem
         self.stack_rejected: Counter[str] = Counter()  # stack topic -> commands rejected
         self._paused = False
         self.accepted = 0
@@ -310,9 +309,7 @@ class BridgeNode(Node):
         command, problem = self.inputs.command(topic, msg)
         # warnings once a second per topic and kind of problem: one bad source, or one kind of
         # fault, hides no other
-        now, key = time.monotonic(), (topic.topic, problem_kind(problem))
-        if problem and now - self._warned_at.get(key, -math.inf) >= 1.0:
-            self._warned_at[key] = now
+        if problem and self._warnings.due(topic.topic, problem):
             self.get_logger().warning(f"{topic.topic}: {problem}")
         if command is None:  # rejected (the previous valid command stays) or state only
             if problem:

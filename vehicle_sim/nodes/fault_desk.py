@@ -23,6 +23,7 @@ from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import to_ns
 from vehicle_sim.nodes.edge_recording import Edge, EdgeRecording
 from vehicle_sim.nodes.fault_link import TARGETS_TOPIC, publish_status
+from vehicle_sim.nodes.warning_gate import WarningGate
 
 GRACE_S = 5.0  # [s] wall time for the targets' announcements (a choice: DDS discovery on
 #                 loopback takes well under a second; a loaded host's node start a few)
@@ -50,6 +51,7 @@ class FaultDesk:
         self.known: set[str] = set()
         self.held: list[FaultCommand] = []
         self._until = time.monotonic() + grace_s
+        self.warnings = WarningGate()
         self.pub = _Answers(Edge(node.create_publisher(FaultStatus, "faults/status",
                                                        qos.FAULT_STATUS),
                                  recording, latched=True))
@@ -82,7 +84,7 @@ class FaultDesk:
         why = unknown_target(cmd.target, self.known, self.none)
         change = FaultChange(cmd.id, "", REJECTED, why)
         publish_status(self.node, self.pub, self.now_ns(), cmd.target[:MAX_TEXT_CHARS], change,
-                       cmd.fault)
+                       cmd.fault, self.warnings)
 
 
 class _Answers:

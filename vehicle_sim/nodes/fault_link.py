@@ -38,6 +38,7 @@ from vehicle_sim.core.faults import (
 from vehicle_sim.msg import FaultCommand, FaultStatus
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes.conversions import stamp
+from vehicle_sim.nodes.warning_gate import WarningGate
 
 KIND_OF = {getattr(FaultCommand, n): n.lower() for n in dir(FaultCommand)
            if n.isupper() and isinstance(getattr(FaultCommand, n), int)}
@@ -56,16 +57,19 @@ def announce(node: Node, target: str):
 
 
 def publish_status(node: Node, pub, t_ns: int, target: str, change: FaultChange,
-                   code: int) -> None:
+                   code: int, warnings: WarningGate) -> None:
     """One change on faults/status, stamped ``t_ns``, and its log line (``code``: the
-    FaultCommand code of the change's kind)."""
+    FaultCommand code of the change's kind); a rejection's line once a second per target and
+    kind of problem (``warnings``: a flood of bad commands is one line; each answer goes out)."""
     out = FaultStatus(id=change.id, target=target, fault=code, state=STATE_OF[change.state],
                       message=change.message)
     out.header.stamp = stamp(t_ns)
     pub.publish(out)
     # separate call sites: rclpy refuses a severity change at one call site
     if change.state == REJECTED:
-        node.get_logger().warning(f"{target} fault id {change.id} rejected: {change.message}")
+        if warnings.due(target, change.message):
+            node.get_logger().warning(f"{target} fault id {change.id} rejected: "
+                                      f"{change.message}")
     else:
         node.get_logger().info(f"{target} fault id {change.id}: {change.message} "
                                f"(t={t_ns * 1e-9:.3f} s)")
@@ -92,6 +96,7 @@ class StatusLink:
     def __init__(self, node: Node, target: str, now_ns: Callable[[], int]):
         self.node, self.target, self.now_ns = node, target, now_ns
         self.pending = PendingFaults()
+        self.warnings = WarningGate()
         self._released_ns = 0
         self.pub = node.create_publisher(FaultStatus, "faults/status", qos.FAULT_STATUS)
         node.create_subscription(FaultCommand, "faults/command", self._on_command,
@@ -105,7 +110,8 @@ class StatusLink:
         """Publish each change stamped ``t_ns`` and log it (``code``: the FaultCommand code of
         a kind that has none, an unknown one)."""
         for c in changes:
-            publish_status(self.node, self.pub, t_ns, self.target, c, CODE_OF.get(c.kind, code))
+            publish_status(self.node, self.pub, t_ns, self.target, c, CODE_OF.get(c.kind, code),
+                           self.warnings)
 
     def take(self, req: FaultRequest, at_ns: int) -> list[FaultChange]:
         """Apply ``req`` now, or hold it until ``at_ns`` (released by ``release``)."""

@@ -21,12 +21,14 @@ from rclpy.node import Node
 from vehicle_sim.core.faults import (
     ACTIVE,
     CLEAR,
+    MAX_TEXT_CHARS,
     REJECTED,
     ActiveFault,
     FaultChange,
     FaultRequest,
     duration_problem,
     not_applicable,
+    text_problem,
 )
 from vehicle_sim.core.traffic.instructor import ACTIONS, InstructionError
 from vehicle_sim.core.traffic.sim import TrafficSim
@@ -64,21 +66,37 @@ class TrafficFaults(FaultLink):
             return super().command(req)
         name = req.kind.upper()
         try:
-            problem = duration_problem(req.duration_s)
+            problem = text_problem(req) or duration_problem(req.duration_s)
             if problem is not None:
                 raise InstructionError(problem)
             uid = self._agent(req.channel)
             self.sim.instruct(uid, req.kind)
         except InstructionError as exc:
-            return [FaultChange(req.id, req.kind, REJECTED, f"{name}: {exc}")]
-        self.agent_of[req.id] = uid
+            return [FaultChange(req.id, req.kind[:MAX_TEXT_CHARS], REJECTED, f"{name}: {exc}")]
+        before = self.agent_of.get(req.id)
+        self.agent_of[req.id] = uid  # (the book's on_change sets the actions from it)
+        changes = super().command(req)
+        if not any(c.state == ACTIVE for c in changes):  # the book refused it (e.g. id 0)
+            self._restore(req.id, before, uid)
+            return changes
         agent_id = int(tm.agent_ids([uid])[0])
         return [FaultChange(c.id, c.kind, c.state, f"{c.message} (agent {agent_id})")
-                if c.state == ACTIVE else c for c in super().command(req)]
+                if c.state == ACTIVE else c for c in changes]
+
+    def _restore(self, fault_id: int, before: int | None, chosen: int) -> None:
+        """A refused request: its id keeps the agent it had (or none), the agent it chose
+        drives as the book says, as before the request."""
+        if before is None:
+            self.agent_of.pop(fault_id, None)
+        else:
+            self.agent_of[fault_id] = before
+        self._apply(self.active)
+        if chosen not in self._instructed:
+            self._set(chosen, "none")
 
     def _agent(self, selector: str) -> int:
         """Core uid of the agent a selector names (InstructionError if none)."""
-        if selector.isdigit():
+        if selector.isascii() and selector.isdigit():  # ('²'.isdigit() too, not int('²'))
             uid = tm.uid_of_id(self.sim.agents()["uid"], int(selector))
             if uid is None:
                 raise InstructionError(f"no agent with id {selector} in this traffic")
@@ -95,7 +113,7 @@ class TrafficFaults(FaultLink):
         for uid, kind in want.items():
             self._set(uid, kind)
         self._instructed = set(want)
-        live = {f.request.id for f in active}
+        live = {f.request.id for f in active if f.kind in INSTRUCTOR_KINDS}
         self.agent_of = {i: u for i, u in self.agent_of.items() if i in live}
 
     def fault_ids(self, uids: np.ndarray) -> np.ndarray:
