@@ -1,17 +1,20 @@
 """What every node of a run must agree on, checked before anything starts: the one ego vehicle
-file, the one map and the one body frame.
+file, the one map, the one accident template and the one body frame.
 
 A scenario declares its nodes once (vehicle_sim.graph), but each node reads the ego's vehicle
 file and the map from its own parameters (its file, else its dataclass default): the dynamics
 node integrates the ego with one vehicle file while the sensors' lever arms, the bridge's stack
 controller, the ego driver, the accident node's box and the traffic's gaps to the ego use theirs,
-and the recorder writes the map the report draws; the dynamics node names the body frame
-(``base_frame``) that the sensors mount on and the bridge takes stack commands in. A scenario
-whose nodes disagree would run a different car (or map, or frame) in each node without a word;
+and the recorder writes the map the report draws; the traffic node drives the accident
+template's vehicles and the accident node names their collisions from its own; the dynamics
+node names the body frame (``base_frame``) that the sensors mount on and the bridge takes
+stack commands in. A scenario whose nodes disagree would run a different car (or map, scene,
+or frame) in each node without a word;
 ``check_one_world`` refuses it with one line naming the node, its parameter and both values
 (the runner exits 2, the launch file fails). It reads every node's parameters as the node
 will (so a typo in a parameter file is refused here too, in one line, before anything
-starts), and the traffic nodes' model file and the agents' car it names. No ROS import.
+starts), and the traffic nodes' model file and the agents' car it names; a schedule of faults
+needs the node that sends it (an accident node with the scenario). No ROS import.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from vehicle_sim import graph
+from vehicle_sim.core.accident.params import AccidentParams
+from vehicle_sim.core.accident.template import load_template
 from vehicle_sim.core.config import ConfigError, load
 from vehicle_sim.core.dynamics_params import ODOM_IN_MAP_RULE
 from vehicle_sim.core.frames import OdomInMap
@@ -34,7 +39,8 @@ from vehicle_sim.paths import config_path
 # malformed file: one ConfigError here, not a failure in every node)
 SHARED = {"ego vehicle file": (tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values()))),
                                load_vehicle),
-          "map": (("map_file",), load_map)}
+          "map": (("map_file",), load_map),
+          "accident template": (("accident_template",), load_template)}
 # what is shared by name, and the node parameter that holds it
 SAME_NAME = {"body frame": "base_frame"}
 
@@ -89,6 +95,11 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
                 raise ConfigError(f"scenario {args['scenario']}", f"{node_name}.{name}",
                                   f"{value!r} where {named[0][0]}.{name} is {named[0][1]!r}: "
                                   f"every node of a run uses one {what}")
+    if scenario.schedule and not engine and not any(
+            isinstance(params, AccidentParams) and params.scenario for _, params in nodes):
+        raise ConfigError(f"scenario {args['scenario']}", "schedule",
+                          f"{len(scenario.schedule)} entries, but no node sends them: give an "
+                          "accident node the launch argument scenario (args: [scenario])")
     for node, params in nodes:
         if isinstance(params, TrafficNodeParams):
             _check_agents_car(node, params)

@@ -191,3 +191,53 @@ def test_the_agents_car_that_does_not_read_is_refused_naming_the_traffic_node(tm
         check_one_world(sc, args)
     model.write_text("vehicle_file: vehicles/truck.yaml\n")
     check_one_world(sc, args)
+
+
+def test_an_accident_node_naming_another_template_than_the_traffic_is_refused(tmp_path):
+    """The traffic drives a4's vehicles; an accident node reading rear_end_chain would name
+    their collisions from the other scene (scripted/car3 -> scripted/car2)."""
+    own = tmp_path / "accident.yaml"
+    own.write_text(config_path("scenes/a4_accident.yaml").read_text().replace(
+        "accidents/a4.yaml", "accidents/rear_end_chain.yaml"))
+    path = tmp_path / "mixed.yaml"
+    text = config_path("scenarios/accident_a4.yaml").read_text()
+    assert "params_file: scenes/a4_accident.yaml" in text
+    path.write_text(text.replace("params_file: scenes/a4_accident.yaml", f"params_file: {own}"))
+    sc, args = graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)})
+    with pytest.raises(ConfigError) as err:
+        check_one_world(sc, args)
+    assert err.value.key == "accident.accident_template", err.value
+    assert "every node of a run uses one accident template" in str(err.value)
+    assert "accidents/a4.yaml" in str(err.value)
+
+
+def test_an_accident_template_in_a_sharded_traffic_is_refused():
+    """Every shard would drive its own copy of the scene (phantom collisions of a vehicle with
+    itself)."""
+    from vehicle_sim.core.traffic.node_params import TrafficNodeParams
+    with pytest.raises(ValueError, match="accident_template with shard_count 2"):
+        TrafficNodeParams(accident_template="accidents/a4.yaml", shard_count=2,
+                          shard_index=0)
+    TrafficNodeParams(accident_template="accidents/a4.yaml")
+
+
+@pytest.mark.parametrize("sender", [True, False])
+def test_a_schedule_needs_the_node_that_sends_it(tmp_path, sender):
+    """accident_a4 with a schedule: its accident node (args: [scenario]) sends it; with that
+    argument taken away no node would, and the faults would silently never come."""
+    text = config_path("scenarios/accident_a4.yaml").read_text()
+    text = text.replace("params_file: scenes/a4_accident.yaml",
+                        f"params_file: {config_path('scenes/a4_accident.yaml')}")
+    if not sender:
+        assert text.count("args: [scenario]") == 1
+        text = text.replace("args: [scenario]", "args: []")
+    path = tmp_path / "scheduled.yaml"
+    path.write_text(text + "schedule:\n  - {at_s: 0.5, target: vehicle, fault: ENGINE_CUT, "
+                           "id: 1}\n")
+    sc, args = graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)})
+    if sender:
+        check_one_world(sc, args)
+        return
+    with pytest.raises(ConfigError) as err:
+        check_one_world(sc, args)
+    assert err.value.key == "schedule" and "no node sends them" in str(err.value), err.value

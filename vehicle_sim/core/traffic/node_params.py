@@ -90,6 +90,10 @@ class TrafficNodeParams:
                                        doc="rotation of the template's east axis in the map")
 
     def __post_init__(self) -> None:
+        if self.accident_template and self.shard_count > 1:
+            raise ValueError(f"accident_template with shard_count {self.shard_count}: every "
+                             "shard would drive its own copy of the scene; give it to one "
+                             "traffic node of shard_count 1")
         if self.shard_index >= self.shard_count:
             raise ValueError(f"shard_index ({self.shard_index}) must be < shard_count "
                              f"({self.shard_count})")
