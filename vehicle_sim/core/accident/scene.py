@@ -20,7 +20,8 @@ Frames: the template's coordinates (relative to the road centre) go to the map b
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,6 +30,8 @@ import numpy as np
 from vehicle_sim.core.accident.planners.plan import PlannedCollision
 from vehicle_sim.core.accident.scripted import ScriptedFleet
 from vehicle_sim.core.accident.template import AccidentTemplate, load_template
+from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.traffic.mapfile import StaticObject as MapObject
 from vehicle_sim.core.vehicle.params import VehicleParams
 
 # vehicle file of each template kind, relative to config/ (the traffic node loads them)
@@ -61,6 +64,52 @@ def planned_pairs(template: AccidentTemplate) -> set[frozenset[str]]:
     def body(name: str) -> str:
         return f"static/{name}" if name in statics else f"scripted/{name}"
     return {frozenset((body(c.actor), body(c.victim))) for c in template.collisions}
+
+
+# a choice: the template's object and the map's are one if their centres (or the point and the
+# footprint) are this close; a car aimed 0.5 m off a 0.4 m trunk still hits it with its width
+STATIC_MATCH_M = 0.5
+
+
+def _distance_m(obj: MapObject, x: float, y: float) -> float:
+    """From (x, y) to a map object's body: its circle's centre, or its footprint (0 inside)."""
+    if not obj.footprint:
+        return math.hypot(x - obj.x_m, y - obj.y_m)
+    ring = np.asarray(obj.footprint, dtype=float)
+    a, b = ring, np.roll(ring, -1, axis=0)
+    crosses = (a[:, 1] > y) != (b[:, 1] > y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at_x = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+    if np.count_nonzero(crosses & (x < at_x)) % 2:
+        return 0.0
+    ab, ap = b - a, np.array([x, y]) - a
+    t = np.clip(np.einsum("ij,ij->i", ap, ab) / np.maximum(np.einsum("ij,ij->i", ab, ab),
+                                                          1e-12), 0.0, 1.0)
+    return float(np.min(np.hypot(*(ap - t[:, None] * ab).T)))
+
+
+def check_statics(scene: AccidentScene, map_objects: Sequence[MapObject]) -> None:
+    """ConfigError unless every static object a planned collision hits is a body of the map
+    where the scene puts it (the crash physics has only the map's bodies: a tree the map has
+    not, or has elsewhere, after accident_origin / accident_heading moved the scene, would
+    never be hit, without a word)."""
+    bodies = {o.id: o for o in map_objects}
+    where = scene.fleet.statics_in_map()
+    hit = [c.victim for c in scene.template.collisions if c.victim in where]
+    for name in dict.fromkeys(hit):
+        x, y = where[name]
+        key = f"static_objects[{[o.id for o in scene.template.static_objects].index(name)}]"
+        obj = bodies.get(name)
+        if obj is None:
+            raise ConfigError(scene.template.source, key,
+                              f"{name} is hit by a planned collision but the map has no static "
+                              f"object {name}")
+        off_m = _distance_m(obj, x, y)
+        if off_m > STATIC_MATCH_M:
+            raise ConfigError(scene.template.source, key,
+                              f"{name} is at ({x:.2f}, {y:.2f}) m in the map frame (with the "
+                              f"scene's origin and heading) but the map's {name} is "
+                              f"{off_m:.2f} m from there (at most {STATIC_MATCH_M:g} m)")
 
 
 class AccidentScene:

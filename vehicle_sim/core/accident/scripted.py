@@ -222,6 +222,14 @@ class ScriptedFleet:
         return (np.append(t, [t[-1] + run, traj.t_s[-1] + run + 1.0]),
                 np.append(x, [x[-1] + vx * run] * 2), np.append(y, [y[-1] + vy * run] * 2))
 
+    def statics_in_map(self) -> dict[str, tuple[float, float]]:
+        """The scene's static objects (ENU as planned) -> their position [m] in the map."""
+        objects = self.plan.scene.objects
+        if not objects:
+            return {}
+        xy = self._to_map(np.array([(o.x_m, o.y_m) for o in objects]))
+        return {o.id: (float(x), float(y)) for o, (x, y) in zip(objects, xy, strict=True)}
+
     def _to_map(self, xy: np.ndarray) -> np.ndarray:
         c, s = self._rot
         return np.column_stack([c * xy[:, 0] - s * xy[:, 1], s * xy[:, 0] + c * xy[:, 1]]) \

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from vehicle_sim.core.accident.crash_params import kind_of_crash_class
-from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene
+from vehicle_sim.core.accident.scene import VEHICLE_FILES, AccidentScene, check_statics
 from vehicle_sim.core.accident.scene_obstacles import SceneObstacles
 from vehicle_sim.core.accident.traffic_crashes import TrafficCrashes
 from vehicle_sim.core.config import load
@@ -53,6 +53,8 @@ def make_crashes(p: TrafficNodeParams, sim: TrafficSim
         scene = AccidentScene(config_path(p.accident_template), vehicles, p.accident_start_s,
                               (p.accident_origin_x_m, p.accident_origin_y_m),
                               p.accident_heading_rad)
+        if p.crashes:  # the collisions happen through the map's bodies only
+            check_statics(scene, sim.network.spec.static_objects)
     if not p.crashes:
         return scene, None
     return scene, TrafficCrashes(sim, scene)  # the ego's box: the core's (make_sim)
