@@ -98,9 +98,10 @@ class AccidentWatch:
         faulted = cols["fault_id"] != 0
         for agent_id, fault in zip(cols["id"][faulted].tolist(),
                                    cols["fault_id"][faulted].tolist(), strict=True):
-            if len(self.fault_of) >= MAX_FAULTED_AGENTS:  # bounded: forget the oldest
-                self.fault_of.pop(next(iter(self.fault_of)))
-            self.fault_of[self.name_of(agent_id)] = fault
+            name = self.name_of(agent_id)
+            if name not in self.fault_of and len(self.fault_of) >= MAX_FAULTED_AGENTS:
+                self.fault_of.pop(next(iter(self.fault_of)))  # bounded: forget the oldest
+            self.fault_of[name] = fault
 
     def agents(self, t_ns: int, current: list[tuple[int, dict]]) -> list[Event]:
         """An agent array stamped t_ns came: the contacts between the ``current`` agents
@@ -140,8 +141,9 @@ class AccidentWatch:
     def _detect(self, detector: AccidentDetector, t_ns: int, bodies: Bodies,
                 only_with: str | None) -> list[Event]:
         """New contacts; ValueError (one line naming the body) for a non-finite or empty one."""
-        if t_ns < self._last_ns.get(id(detector), -1):  # a new run: episodes start over
-            detector.reset()
+        if t_ns < self._last_ns.get(id(detector), -1):  # a new run: episodes start over,
+            detector.reset()  # and no agent carries a fault of the run before
+            self.fault_of.clear()
         self._last_ns[id(detector)] = t_ns
         return [self._event(c) for c in detector.update_arrays(t_ns, bodies, only_with,
                                                                self.statics)]
