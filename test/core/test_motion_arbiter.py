@@ -2,7 +2,13 @@
 import pytest
 
 from vehicle_sim.core.controls import DriveCommand
-from vehicle_sim.core.motion.arbiter import ArbiterParams, CommandArbiter, StackInput
+from vehicle_sim.core.motion.arbiter import (
+    ENGAGE_BRAKE,
+    HELD,
+    ArbiterParams,
+    CommandArbiter,
+    StackInput,
+)
 from vehicle_sim.core.motion.params import FfbParams, InputParams, MuxParams
 from vehicle_sim.core.motion.steering import SteeringBridge
 from vehicle_sim.core.vehicle.interface import Controls
@@ -44,16 +50,28 @@ def test_fresh_stack_command_drives_and_is_republished_at_the_control_rate():
     assert [d.source for d in decisions] == ["autonomy"] * 11
     published = [k for k, d in enumerate(decisions) if d.command is not None]
     assert published == [0, 5, 10] and decisions[0].command == AUTO  # passed through unchanged
-    late = a.cycle(0.5 + 1e-6, 0.0, 0)[1]
-    assert late.source == "none" and late.changed and late.command is None
+    late = run(a, 0.5 + 1e-6, 6, stamp_ns=9)
+    assert late[0].source == "none" and late[0].changed
+    # the stack went stale: the safe command once (the last one would drive on until the
+    # dynamics node's watchdog), then nothing
+    safe = late[0].command.values
+    assert (safe.throttle, safe.brake, safe.steer_rad) == (0.0, 1.0, AUTO.values.steer_rad)
+    assert late[0].command.stamp_ns == 9 and all(d.command is None for d in late[1:])
 
 
 def test_driver_fallback_then_takeover_keeps_the_driver_over_a_fresh_stack():
     a = arbiter()
     rig(a, 0.0)
     first = a.cycle(0.0, 0.0, stamp_ns=123)[1]
-    assert first.source == "driver" and first.command.values.throttle == 1.0
+    assert first.source == "driver" and first.reason == HELD  # brake to engage
+    assert (first.command.values.throttle, first.command.values.brake) == (0.0, 1.0)
     assert first.command.stamp_ns == 123 and first.command.values.gear == 1
+    a.steering.on_raw(DT / 2, 0.0, 0.0, 65535.0, 0.0, 0)  # the brake pedal
+    a.cycle(DT / 2, 0.0, 0)
+    rig(a, DT / 2)  # then the throttle, as the driver gives it
+    engaged = a.cycle(DT / 2, 0.0, 0)[1]
+    assert engaged.source == "driver" and not engaged.changed
+    assert a.driver_command.values.throttle == 1.0
     a.offer("autonomy", AUTO, DT)
     assert a.cycle(DT, 0.0, 0)[1].source == "autonomy"
     rig(a, 2 * DT, buttons=1 << INPUTS.takeover)
@@ -62,7 +80,8 @@ def test_driver_fallback_then_takeover_keeps_the_driver_over_a_fresh_stack():
     a.offer("autonomy", AUTO, 3 * DT)
     assert a.cycle(3 * DT, 0.0, 0)[1].source == "driver"
     stale = a.cycle(3 * DT + INPUTS.input_timeout_s + DT, 0.0, 0)[1]
-    assert stale.source == "none" and stale.command is None, "no fallback to the stack"
+    assert stale.source == "none", "no fallback to the stack"
+    assert stale.command.values.brake == 1.0 and stale.command.values.throttle == 0.0
 
 
 def test_without_fallback_the_rig_drives_only_after_a_takeover():
@@ -119,7 +138,7 @@ def test_estop_brakes_whatever_the_sources_send_until_cleared(forward):
     a.offer("autonomy", AUTO, 0.0)
     before = run(a, 0.0, 5, stamp_ns=3)
     assert before[0].source == "autonomy"
-    a.estopped = True
+    a.estop()
     assert not a.offer("autonomy", AUTO, 0.01), "no stack command forwarded under the e-stop"
     rig(a, 0.01)  # the driver presses the throttle too
     held = run(a, 0.01, 10, stamp_ns=4)
@@ -129,7 +148,85 @@ def test_estop_brakes_whatever_the_sources_send_until_cleared(forward):
         c.values.brake == 1.0 and c.values.throttle == 0.0 and c.stamp_ns == 4 for c in sent)
     # the steering stays where the last command that went out left it
     assert sent[0].values.steer_rad == AUTO.values.steer_rad
-    a.estopped = False
+    a.clear_estop()
     a.offer("autonomy", AUTO, 0.03)
     after = run(a, 0.03, 3)
     assert after[0].source == "autonomy" and after[0].changed
+
+
+def published(decisions) -> list:
+    return [d.command.values for d in decisions if d.command is not None]
+
+
+def test_a_takeover_holds_while_the_rig_is_silent_no_stack_command_is_forwarded():
+    """fast / lockstep: the driver took over, the rig's input goes stale (source none) while
+    the stack keeps sending: nothing of the stack's goes out until a hand-back."""
+    a = arbiter(forward=True, fallback=False)
+    assert a.offer("autonomy", AUTO, 0.0)
+    rig(a, DT, buttons=1 << INPUTS.takeover)
+    assert a.cycle(DT, 0.0, 0)[1].source == "driver"
+    gap = DT + INPUTS.input_timeout_s + DT
+    assert a.cycle(gap, 0.0, 0)[1].source == "none"
+    assert not a.offer("autonomy", AUTO, gap), "a takeover is not undone by a rig gap"
+
+
+def test_a_rig_going_silent_sends_the_safe_command_once():
+    a = arbiter(fallback=False)
+    rig(a, 0.0, buttons=1 << INPUTS.takeover)
+    assert a.cycle(0.0, 0.0, 0)[1].command.values.throttle == 1.0  # took over: as it is
+    out = run(a, INPUTS.input_timeout_s + DT, 10)
+    assert out[0].source == "none" and published(out) == [
+        Controls(steer_rad=0.0, throttle=0.0, brake=1.0, gear=1)]
+
+
+def test_after_an_estop_the_floored_pedal_is_held_and_old_stack_commands_are_dropped():
+    """E-stop; the driver takes over and floors the throttle; the clear does not launch the
+    car: held at full brake until the brake pedal; a stack command from before the clear
+    does not drive either."""
+    a = arbiter(fallback=False)
+    a.offer("autonomy", AUTO, 0.0)
+    a.estop()
+    rig(a, DT, buttons=1 << INPUTS.takeover)
+    assert a.cycle(DT, 0.0, 0)[1].source == "estop"
+    a.clear_estop()
+    rig(a, 2 * DT)
+    after = run(a, 2 * DT, 5)
+    assert after[0].source == "driver" and after[0].reason == HELD
+    assert all(c.throttle == 0.0 and c.brake == 1.0 for c in published(after))
+
+    def pedals(t: float, brake: float) -> list:
+        a.steering.on_raw(t, 0.0, 65535.0, brake * 65535.0, 0.0, 0)
+        return published(run(a, t, 5))
+    assert all(c.throttle == 0.0 for c in pedals(3 * DT, ENGAGE_BRAKE / 2)), "a touch: held"
+    assert pedals(4 * DT, 1.0)[0].brake == 1.0  # pressed: engaged, as the rig gives it
+    assert pedals(5 * DT, 0.0)[-1].throttle == 1.0 and a.source == "driver"
+
+
+def test_after_an_estop_only_stack_commands_from_after_the_clear_drive():
+    a = arbiter(fallback=False)
+    a.offer("autonomy", AUTO, 0.0)
+    a.estop()
+    run(a, 0.0, 3)
+    a.clear_estop()
+    assert run(a, DT, 3)[0].source == "none"
+    a.offer("autonomy", AUTO, 2 * DT)
+    assert run(a, 2 * DT, 1)[0].source == "autonomy"
+
+
+def test_a_fallback_to_an_idle_rig_brakes_instead_of_coasting():
+    a = arbiter(fallback=True)
+    a.offer("autonomy", AUTO, 0.0)
+    run(a, 0.0, 3)
+    a.steering.on_raw(0.5, 0.0, 0.0, 0.0, 0.0, 0)  # the rig at rest
+    out = run(a, 0.5 + DT, 20)
+    assert out[0].source == "driver" and out[0].reason == HELD
+    assert published(out) and all(c.brake == 1.0 and c.throttle == 0.0
+                                  for c in published(out))
+
+
+def test_forwarded_on_receipt_a_stale_stack_is_left_to_the_dynamics_watchdog():
+    """fast / lockstep: no brake from the wall-clock loop lands in a frame no run repeats."""
+    a = arbiter(forward=True, fallback=False)
+    assert a.offer("autonomy", AUTO, 0.0)
+    out = run(a, 0.5 + DT, 5)
+    assert out[0].source == "none" and published(out) == []

@@ -76,6 +76,22 @@ def test_estop_latches_until_cleared_at_rest():
     assert modes3[0] is Mode.SOFT_START
 
 
+def test_after_a_link_came_back_the_output_resumes_from_neutral_with_a_soft_start():
+    """The controller parked at neutral while its link was down (its receive watchdog): the
+    first output after is neutral again, not a step to where the cueing is."""
+    s = MotionSafety(P, DT)
+    xs, modes = run(s, 500)
+    assert modes[-1] is Mode.ACTIVE and np.abs(xs[-1]).max() > 0.01
+    s.resume_from_neutral()
+    back, modes_back = run(s, 500, t0=5.0)
+    assert modes_back[0] is Mode.SOFT_START and np.abs(back[0]).max() < 1e-4
+    assert back[-1] == pytest.approx(CMD, abs=1e-9)
+    assert_within_limits(back)
+    s.estop()
+    s.resume_from_neutral()
+    assert s.mode is Mode.ESTOP, "a link back does not clear an e-stop"
+
+
 def test_estop_cannot_be_cleared_while_moving():
     s = MotionSafety(P, DT)
     run(s, 500)

@@ -30,6 +30,18 @@ def test_a_line_too_slow_for_the_frames_is_refused_with_the_numbers(baud, rate_h
         p.check_serial_capacity(frame_bytes(wire, 6))
 
 
+def test_capacity_is_checked_at_the_rate_the_loop_sends():
+    """350 Hz of a 500 Hz loop is every frame: 500 frames/s, not 350 (18 B x 10 bit x 500/s =
+    90 kbit/s on a 38.4 kbit/s line was accepted)."""
+    p = BridgeNodeParams(serial_device="/dev/ttyUSB0", serial_baud=115200, serial_rate_hz=350.0)
+    p.check_serial_capacity(frame_bytes(WIRE, 6))  # 90 kbit/s < 0.9 x 115.2
+    # 560 Hz would fit (100.8 kbit/s < 103.7); of an 800 Hz loop it is every frame: 144 kbit/s
+    slow = BridgeNodeParams(serial_device="/dev/ttyUSB0", serial_baud=115200,
+                            serial_rate_hz=560.0, platform_rate_hz=800.0)
+    with pytest.raises(ValueError, match=r"serial_rate_hz 560 sends 800 frames/s \(every 1 of"):
+        slow.check_serial_capacity(frame_bytes(WIRE, 6))
+
+
 def test_unsupported_baud_and_rate_above_the_loop_are_refused():
     with pytest.raises(ConfigError, match="serial_baud"):
         build(BridgeNodeParams, {"serial_baud": 12345}, source="test")
@@ -98,7 +110,11 @@ def test_a_lost_port_is_logged_once_and_reopened_when_it_is_back(tmp_path, pty):
     assert not link.send(frame, now_s=0.5) and len(logs) == 1
     os.symlink(path, absent)  # the adapter is plugged in
     assert not link.send(frame, now_s=0.9), "no retry before reopen_s"
-    assert link.send(frame, now_s=1.1) and "open again" in logs[-1]
+    # the cycle it comes back in, its frame (made before anyone knew) is not written: the
+    # caller restarts from neutral (reopened), the next frame goes out
+    assert not link.send(frame, now_s=1.1) and "open again" in logs[-1] and link.reopened == 1
+    assert read_all(master) == b""
+    assert link.send(frame, now_s=1.11)
     assert read_all(master) == frame
     os.close(master)  # the far end goes away: writes fail with EIO
     assert not link.send(frame, now_s=2.0)

@@ -3,8 +3,9 @@
 An injected link loss behaves as if the cable were pulled, so a rig's own safety can be tested
 from a scenario:
 - platform: no frame leaves the PC (UDP or serial) while the fault is active; the rig
-  controller must park on its receive watchdog. The cueing keeps running, so frames resume at
-  the current pose when the fault ends (the controller's soft start handles the jump);
+  controller must park on its receive watchdog. When the fault ends the output resumes from
+  neutral with the safety layer's soft start (core.motion.safety), as after a serial port
+  came back;
 - wheel: rig input packets and evdev events are ignored; after the preset's
   ``inputs.input_timeout_s`` the driver's input is stale, as for a real loss: driver throttle 0,
   force feedback 0, no driver command.

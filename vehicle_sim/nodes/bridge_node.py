@@ -97,7 +97,7 @@ class BridgeNode(Node):
                                         self._restamp_stack) if p.lockstep else None)
         self.reports = VehicleReports.create(  # Autoware's /vehicle/status
             self, self.inputs, p.base_link, vehicle)
-        self._warnings = WarningGate()  # per stack topic and kind of problem
+        self._warnings = WarningGate()  # per stack topic or rig sender, and kind of problem
         self.stack_rejected: Counter[str] = Counter()  # stack topic -> commands rejected
         self._paused = False
         self.accepted = 0
@@ -115,7 +115,8 @@ class BridgeNode(Node):
         self.serial = (serial_port.SerialSender(p.serial_device, p.serial_baud, log.warning)
                        if p.serial_device else None)
         self.receiver = (udp.UdpReceiver(p.input_host, p.input_port, p.allowed_peers,
-                                         self._on_packet) if p.input_port else None)
+                                         self._on_packet, self._on_dropped)
+                         if p.input_port else None)
         self.wheel = evdev_wheel.open_wheel(p.evdev_device, p.evdev_axes, self._on_raw, log.info)
         # the frames' deadlines (UDP out where output_port is set); the loop's own wake-ups
         self.frames = frame_sender.FrameSender(
@@ -126,6 +127,7 @@ class BridgeNode(Node):
         self.failed = False
         self._cue_every = p.every(p.cue_rate_hz)
         self._serial_every = p.every(p.serial_rate_hz)
+        self._link_up, self._serial_reopened = True, 0  # the rig's outputs, last cycle
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="platform", daemon=True)
         out = (f"{self.platform.wire.format} frames to {p.output_host}:{p.output_port}"
@@ -155,10 +157,11 @@ class BridgeNode(Node):
         self._stop.set()
         self._thread.join(timeout=2.0)
         self.frames.stop()
+        connected = self.serial is not None and self.serial.connected
         for part in (self.receiver, self.wheel, self.serial):
             if part is not None:
                 part.stop()
-        self._log_stats("at exit")
+        self._log_stats("at exit", serial_connected=connected)
 
     # ---- platform loop thread --------------------------------------------------------------
     def _loop(self) -> None:
@@ -194,13 +197,21 @@ class BridgeNode(Node):
     def _tick(self, now: float, k: int) -> None:
         """Frame ``k`` (frame_sender.FrameSender.next_deadline), made at ``now``."""
         sample = self._sample
+        link_up = not self.faults.lost("platform")
+        serial_back = self.serial is not None and self.serial.reopened != self._serial_reopened
         with self._lock:
+            # a link back (the injected loss ends; the serial port, where it is the only
+            # output): the controller parked meanwhile, the output resumes from neutral
+            if link_up and not self._link_up or serial_back and not self.p.output_port:
+                self.motion.link_restored()
             if sample is not None and sample is not self._fed:
                 self.motion.on_vehicle_state(sample.recv_s, sample.accel, sample.omega,
                                              sample.alpha, sample.rpy)
                 self._fed = sample
             frame = self.motion.cycle(now, self._paused)
-        link_up = not self.faults.lost("platform")
+        self._link_up = link_up
+        if serial_back:
+            self._serial_reopened = self.serial.reopened
         self.frames.put(k, frame.payload if link_up else None)  # first: its deadline comes
         with self._lock:
             steer, decision = self.arbiter.cycle(
@@ -240,7 +251,9 @@ class BridgeNode(Node):
         """The one place vehicle/control is published (loop thread, or on receipt)."""
         self.pub_control.publish(conv.vehicle_control(command))
 
-    def _log_stats(self, span: str) -> None:
+    def _log_stats(self, span: str, serial_connected: bool | None = None) -> None:
+        """The loop's log line; ``serial_connected``: as it was before the port was closed
+        (at exit), else the port's state now."""
         p50, p99, worst = percentiles(self.frames.take_lateness())
         made = self.made_late.percentiles()[1]
         self.made_late.clear()
@@ -253,8 +266,9 @@ class BridgeNode(Node):
                            f"{made * 1e6:.0f} us late)")
         if self.serial is not None:
             q = self.serial
+            up = q.connected if serial_connected is None else serial_connected
             outputs.append(f"serial frames sent {q.sent}, dropped (line busy) {q.dropped}, link "
-                           f"lost {q.losses} times{'' if q.connected else ' (not connected)'}")
+                           f"lost {q.losses} times{'' if up else ' (not connected)'}")
         sent = "; ".join(outputs) or "no platform output"
         dropped = self.receiver.dropped if self.receiver else 0
         self.get_logger().info(
@@ -280,9 +294,17 @@ class BridgeNode(Node):
             self.accepted += 1
             return
         reason = next((k for k, n in after.items() if n != before.get(k, 0)), "?")
-        self.get_logger().warning(f"rig input packet from {addr[0]}:{addr[1]} rejected: "
-                                  f"{reason} (rejected so far: {after})",
-                                  throttle_duration_sec=1.0)
+        # a line a second per sender and reason, gated before the line is made (a flood of
+        # bad packets must not take the interpreter from the platform loop)
+        if self._warnings.due(f"rig {addr[0]}", reason):
+            self.get_logger().warning(f"rig input packet from {addr[0]}:{addr[1]} rejected: "
+                                      f"{reason} (rejected so far: {after})")
+
+    def _on_dropped(self, addr: tuple[str, int]) -> None:
+        if self._warnings.due(f"rig {addr[0]}", "not an allowed peer"):
+            self.get_logger().warning(
+                f"rig input packet from {addr[0]}:{addr[1]} dropped: not in allowed_peers "
+                f"{list(self.p.allowed_peers)} (dropped so far: {self.receiver.dropped})")
 
     def _on_raw(self, now: float, *raw) -> None:
         if self.faults.lost("wheel"):
@@ -333,7 +355,7 @@ class BridgeNode(Node):
         with self._lock:
             if request.data:
                 self.motion.estop()
-                self.arbiter.estopped = True
+                self.arbiter.estop()
                 response.success, response.message = True, ("e-stop latched: full brake, "
                                                              "parking at neutral")
                 self.get_logger().warning("e-stop latched by service call")
@@ -341,7 +363,8 @@ class BridgeNode(Node):
                 response.success, response.message = True, "no e-stop latched"
             else:
                 response.success = self.motion.clear_estop()
-                self.arbiter.estopped = not response.success
+                if response.success:
+                    self.arbiter.clear_estop()
                 response.message = ("e-stop cleared" if response.success else
                                     "not cleared: the platform is not at rest at neutral yet")
         return response

@@ -4,6 +4,7 @@ at once. The kind is the problem with its values blanked (core.controls.problem_
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 from vehicle_sim.core.controls import problem_kind
@@ -15,13 +16,15 @@ class WarningGate:
     def __init__(self, period_s: float = 1.0):
         self.period_s = period_s
         self._warned_at: dict[tuple[str, str], float] = {}  # (source, kind) -> wall time [s]
+        self._lock = threading.Lock()  # the bridge's rig-input thread and its executor
 
     def due(self, source: str, problem: str) -> bool:
         """True when a warning of ``problem`` from ``source`` should be logged now."""
         now, key = time.monotonic(), (source, problem_kind(problem))
-        if now - self._warned_at.get(key, -math.inf) < self.period_s:
-            return False
-        if len(self._warned_at) >= MAX_KINDS:
-            self._warned_at.pop(next(iter(self._warned_at)))
-        self._warned_at[key] = now
+        with self._lock:
+            if now - self._warned_at.get(key, -math.inf) < self.period_s:
+                return False
+            if len(self._warned_at) >= MAX_KINDS:
+                self._warned_at.pop(next(iter(self._warned_at)))
+            self._warned_at[key] = now
         return True

@@ -59,6 +59,7 @@ class SerialSender:
         self.sent = 0
         self.dropped = 0  # link busy: the frame was skipped to keep the latency at one frame
         self.losses = 0  # times the port went away
+        self.reopened = 0  # times it came back (the caller restarts its output from neutral)
         self.fd: int | None = None
         self._retry_at = 0.0
         self._open(0.0, first=True)
@@ -68,8 +69,11 @@ class SerialSender:
         return self.fd is not None
 
     def send(self, payload: bytes, now_s: float) -> bool:
-        """Write one frame now or drop it; True if it went out whole."""
-        if self.fd is None and not self._open(now_s):
+        """Write one frame now or drop it; True if it went out whole. The frame of the cycle the
+        port comes back in is not written: it was made before the caller knew (``reopened``)."""
+        if self.fd is None:
+            if self._open(now_s):
+                self.reopened += 1
             return False
         if _queued_bytes(self.fd) > len(payload):
             self.dropped += 1

@@ -2,7 +2,8 @@
 core.devices.frame_sender, to ONE configured address).
 
 No ROS here and no bridge logic: the receiver moves bytes and counts what went wrong; the caller
-decides. Input datagrams from senders outside the allowed peers are dropped and counted.
+decides. Input datagrams from senders outside the allowed peers are dropped, counted and
+handed to ``on_dropped`` (the caller says so: a rig left on the default peers is not silent).
 """
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ class UdpReceiver:
     """Thread receiving rig input datagrams; datagrams from other senders are dropped."""
 
     def __init__(self, host: str, port: int, allowed_peers: tuple[str, ...],
-                 on_packet: Callable[[bytes, tuple[str, int], float], None]):
+                 on_packet: Callable[[bytes, tuple[str, int], float], None],
+                 on_dropped: Callable[[tuple[str, int]], None] = lambda addr: None):
         self.allowed = frozenset(allowed_peers)
-        self.on_packet = on_packet
+        self.on_packet, self.on_dropped = on_packet, on_dropped
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
             self.sock.bind((host, port))
@@ -58,5 +60,6 @@ class UdpReceiver:
                 continue
             if addr[0] not in self.allowed:
                 self.dropped += 1
+                self.on_dropped(addr)
                 continue
             self.on_packet(data, addr, time.monotonic())

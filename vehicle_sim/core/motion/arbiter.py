@@ -11,16 +11,26 @@ charge; the active source adds freshness and the fallback:
   "none".
 
 Publication: the active source's command at once when the source changes, then every
-``publish_every`` cycles; nothing for "none". With ``forward_on_receipt`` (fast and lockstep
+``publish_every`` cycles; nothing for "none", but once the safe command (full brake, no
+throttle, steering held) when a driving source goes stale, so the last command does not drive
+on until the dynamics node's own watchdog (a stack forwarded on receipt excepted: there the
+watchdog's sim time decides, as a run must repeat). With ``forward_on_receipt`` (fast and lockstep
 runs, where sim time outruns the wall-clock loop) a stack command is forwarded as it arrives
-(``offer``) unless the driver is active, and the loop does not repeat it, so the dynamics node
-gets each one in its frame. The driver's command: road-wheel angle = handwheel angle / steering
+(``offer``) unless the mux is on the driver (a takeover holds while the rig is silent), and
+the loop does not repeat it, so the dynamics node gets each one in its frame.
+
+Brake to engage: the driver's command goes out as the rig gives it only once the driver has
+engaged since the rig became the source: by the takeover button, or by pressing the brake
+(at least ``ENGAGE_BRAKE``). Until then, after a fallback, after the rig's input came back, or
+after an e-stop was cleared, it is held at full brake with no throttle (the driver steers): a
+rig at rest does not let the car coast, a floored pedal does not launch it. The driver's command: road-wheel angle = handwheel angle / steering
 ratio, gear from the paddles' rising edges (starts in 1, -1..max_gear), stamped with the newest
 vehicle state.
 
 E-stop (``estopped``, set by the bridge's e-stop service): the source is "estop" whatever the
 mux and the inputs say; the command is full brake, no throttle, the steering held where it was,
-published every ``publish_every`` cycles, and stack commands are not forwarded, until cleared.
+published every ``publish_every`` cycles, and stack commands are not forwarded, until cleared
+(``clear_estop``): then only stack commands that come after the clear count.
 """
 from __future__ import annotations
 
@@ -36,6 +46,8 @@ from vehicle_sim.core.vehicle.interface import Controls
 NONE = "none"  # no fresh command: nothing is published (the dynamics node's watchdog brakes)
 DRIVER = Source.DRIVER.value
 ESTOP = "estop"  # the e-stop is latched: full brake whatever the sources send
+ENGAGE_BRAKE = 0.1  # a choice: a tenth of the pedal, past a resting pedal's noise and dead zone
+HELD = "held at full brake until the brake pedal or the takeover button is pressed"
 
 
 @dataclass(frozen=True)
@@ -86,13 +98,25 @@ class CommandArbiter:
         self._latest: dict[str, tuple[DriveCommand, float]] = {}
         self._cycles = 0
         self._last_steer_rad = 0.0  # of the last command decided, held by the e-stop
+        self._mux_on_driver = False  # the takeover latch after the last cycle
+        self._engaged = False  # the driver engaged since the rig became the source (docstring)
         self.estopped = False
+
+    def estop(self) -> None:
+        self.estopped = True
+
+    def clear_estop(self) -> None:
+        """The e-stop is cleared: stack commands from before it are dropped, and the driver
+        engages again (module docstring)."""
+        self.estopped, self._engaged = False, False
+        self._latest.clear()
 
     def offer(self, name: str, command: DriveCommand, now_s: float) -> bool:
         """Store stack input ``name``'s newest command; True: forward it now (module doc)."""
         self._latest[name] = (command, now_s)
+        # (a driver by fallback gives way to the stack: forwarded too)
         forward = (self.params.forward_on_receipt and not self.estopped
-                   and self.source != DRIVER and self._fresh_stack(now_s)[0] == name)
+                   and not self._mux_on_driver and self._fresh_stack(now_s)[0] == name)
         if forward:
             self._hold_steer(command)
         return forward
@@ -110,6 +134,7 @@ class CommandArbiter:
         name, stack_cmd = self._fresh_stack(now_s if stack_now_s is None else stack_now_s)
         frame = self.steering.cycle(now_s, aligning_moment_nm)
         self._driver(frame.driver, stamp_ns)
+        self._mux_on_driver = frame.source is Source.DRIVER
         if self.estopped:
             source = ESTOP
         elif frame.source is Source.DRIVER:
@@ -118,21 +143,39 @@ class CommandArbiter:
             source = name
         else:
             source = DRIVER if self.params.driver_fallback and frame.input_fresh else NONE
+        if source != DRIVER:
+            self._engaged = False
+        elif not self._engaged:
+            self._engaged = (bool(frame.switched_because) and self._mux_on_driver
+                             or frame.driver.brake >= ENGAGE_BRAKE)
+        # (forwarded on receipt, a stack's staleness is the dynamics node's watchdog's, in sim
+        # time: a brake from this wall-clock loop would land in a frame no run repeats)
+        went_stale = source == NONE and (self.source == DRIVER or self.source not in (
+            "", NONE, ESTOP) and not self.params.forward_on_receipt)
         changed, self.source = source != self.source, source
+        held = changed and source == DRIVER and not self._engaged
+        reason = frame.switched_because or (HELD if held else "")
         due = changed or self._cycles % self.params.publish_every == 0
         self._cycles += 1
-        command = {DRIVER: self.driver_command, ESTOP: self._estop_command(stamp_ns)}.get(
-            source, stack_cmd)
+        driver = self.driver_command if self._engaged else self._held(self.driver_command)
+        command = {DRIVER: driver, ESTOP: self._estop_command(stamp_ns)}.get(source, stack_cmd)
         if source == NONE or not due or (name == source and self.params.forward_on_receipt):
-            command = None
+            command = self._estop_command(stamp_ns) if went_stale else None
         if command is not None:
             self._hold_steer(command)
-        return frame, Decision(source, changed, frame.switched_because, command)
+        return frame, Decision(source, changed, reason, command)
 
     def _hold_steer(self, command: DriveCommand) -> None:
         """Remember the steering of a command going out (not validated yet: finite only)."""
         if math.isfinite(command.values.steer_rad):
             self._last_steer_rad = command.values.steer_rad
+
+    @staticmethod
+    def _held(command: DriveCommand) -> DriveCommand:
+        """The driver's command at full brake, no throttle (not engaged yet)."""
+        v = command.values
+        return DriveCommand(Controls(steer_rad=v.steer_rad, brake=1.0, clutch=v.clutch,
+                                     gear=v.gear, handbrake=v.handbrake), command.stamp_ns)
 
     def _estop_command(self, stamp_ns: int) -> DriveCommand:
         return DriveCommand(Controls(steer_rad=self._last_steer_rad, brake=1.0, gear=self.gear),

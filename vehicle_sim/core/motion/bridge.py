@@ -112,6 +112,10 @@ class MotionBridge:
         """Release the e-stop if the rig is at rest at neutral."""
         return self.safety.clear_estop()
 
+    def link_restored(self) -> None:
+        """Every output to the rig is back after a loss: resume from neutral, soft start."""
+        self.safety.resume_from_neutral()
+
     def _encode(self, actuator: np.ndarray) -> bytes:
         wire = self.params.wire
         if wire.format == "binary":

@@ -21,7 +21,7 @@ from vehicle_sim.core.dynamics_params import MODES
 from vehicle_sim.core.frames import REFERENCE_POINTS
 from vehicle_sim.core.motion.arbiter import ArbiterParams, StackInput
 from vehicle_sim.core.motion.input_key import read_key_file
-from vehicle_sim.core.motion.params import PlatformParams, ffb_rate_spec
+from vehicle_sim.core.motion.params import WATCHDOG_MAX_S, PlatformParams, ffb_rate_spec
 
 EVDEV_AXES = ("steering", "throttle", "brake", "clutch")
 # termios speeds available on Linux (the serial link configures the port with termios)
@@ -32,6 +32,11 @@ SERIAL_MAX_LOAD = 0.9  # design choice: frames may fill at most 90 % of the line
 # the platform loop (a Python thread sleeping to absolute deadlines) runs at most this fast; the
 # publication rates are divisions of it
 PLATFORM_RATE_MAX_HZ = 2000.0
+
+
+def _unicast(address: ipaddress.IPv4Address) -> bool:
+    return not (address.is_multicast or address.is_unspecified
+                or address == ipaddress.IPv4Address("255.255.255.255"))
 
 
 def _ipv4(name: str, value: str) -> ipaddress.IPv4Address:
@@ -84,7 +89,7 @@ class BridgeNodeParams:
     evdev_axes: tuple[str, ...] = spec(("ABS_X", "ABS_Z", "ABS_RZ", "ABS_Y"),
                                        doc="evdev axis codes of steering, throttle, brake, clutch "
                                            "(check yours with evtest)")
-    autonomy_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=10.0,
+    autonomy_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=WATCHDOG_MAX_S,
                                      doc="autonomy/control older than this is not fresh "
                                          "(as the dynamics node's command_timeout_s default)")
     driver_fallback: bool = spec(True, doc="drive from the rig while no fresh autonomy command "
@@ -117,12 +122,21 @@ class BridgeNodeParams:
 
     def __post_init__(self) -> None:
         out = _ipv4("output_host", self.output_host)
-        broadcast = ipaddress.IPv4Address("255.255.255.255")
-        if out.is_multicast or out.is_unspecified or out == broadcast:
+        if not _unicast(out):
             raise ValueError(f"output_host {self.output_host} must be one unicast address")
-        _ipv4("input_host", self.input_host)
-        for peer in self.allowed_peers:
-            _ipv4("allowed_peers entry", peer)
+        if _ipv4("input_host", self.input_host).is_multicast:
+            raise ValueError(f"input_host {self.input_host} is multicast: bind a local address")
+        for peer in self.allowed_peers:  # a datagram's sender is always one unicast address
+            if not _unicast(_ipv4("allowed_peers entry", peer)):
+                raise ValueError(f"allowed_peers entry {peer} can never send: give the rig's "
+                                 "unicast address")
+        if self.input_port and self.input_port == self.output_port and (
+                self.input_host in (self.output_host, "0.0.0.0")):
+            raise ValueError(f"input_port {self.input_port} is output_port on the same host: "
+                             "the bridge would send its platform frames to itself")
+        if self.input_port and self.evdev_device:
+            raise ValueError("input_port and evdev_device: one rig input at a time (both would "
+                             "feed one rig state: jumping axes, spurious button edges)")
         if self.input_port and not self.allowed_peers:
             raise ValueError("allowed_peers is empty: every input packet would be dropped")
         self.input_key()  # a missing, short or readable-by-others key file refuses the start
@@ -160,16 +174,21 @@ class BridgeNodeParams:
         return max(1, round(self.platform_rate_hz / rate_hz))
 
     def check_serial_capacity(self, frame_bytes: int) -> None:
-        """ValueError unless ``serial_baud`` carries ``serial_rate_hz`` frames of this size."""
+        """ValueError unless ``serial_baud`` carries the serial frames of this size at the rate
+        they go out: every ``every(serial_rate_hz)``-th platform frame (350 Hz of a 500 Hz loop
+        is every frame: 500 Hz)."""
         if not self.serial_device:
             return
-        need = self.serial_rate_hz * frame_bytes * SERIAL_BITS_PER_BYTE
+        rate_hz = self.platform_rate_hz / self.every(self.serial_rate_hz)
+        need = rate_hz * frame_bytes * SERIAL_BITS_PER_BYTE
         if need > SERIAL_MAX_LOAD * self.serial_baud:
             most = SERIAL_MAX_LOAD * self.serial_baud / (frame_bytes * SERIAL_BITS_PER_BYTE)
             raise ValueError(
                 f"serial_baud {self.serial_baud} carries at most {most:.0f} frames/s of "
                 f"{frame_bytes} bytes (8N1, {SERIAL_MAX_LOAD:.0%} load); serial_rate_hz "
-                f"{self.serial_rate_hz:g} needs {need / SERIAL_MAX_LOAD:.0f} bit/s: raise the "
+                f"{self.serial_rate_hz:g} sends {rate_hz:g} frames/s (every "
+                f"{self.every(self.serial_rate_hz)} of platform_rate_hz "
+                f"{self.platform_rate_hz:g}), {need / SERIAL_MAX_LOAD:.0f} bit/s: raise the "
                 "baud rate, lower the rate or use the binary wire format")
 
     def apply_to(self, platform: PlatformParams) -> PlatformParams:

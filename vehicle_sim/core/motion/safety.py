@@ -9,6 +9,7 @@ Modes: NEUTRAL (at rest, waiting for fresh state) -> SOFT_START (target blended 
 the command over ``soft_start_s``) -> ACTIVE. Stale vehicle state (older than
 ``watchdog_timeout_s``) or a paused sim -> RETURNING (target neutral) -> NEUTRAL. ``estop()``
 latches ESTOP: target neutral whatever arrives, until ``clear_estop()`` succeeds at rest.
+``resume_from_neutral()`` (a link to the rig came back) restarts the output from neutral.
 """
 from __future__ import annotations
 
@@ -112,6 +113,13 @@ class MotionSafety:
             self.mode = Mode.NEUTRAL
             return True
         return False
+
+    def resume_from_neutral(self) -> None:
+        """The rig's link came back: the controller parked at neutral meanwhile (its receive
+        watchdog), so the output starts there again, with a soft start (an e-stop stays)."""
+        if self.mode is not Mode.ESTOP:
+            self.follower.reset(self.neutral)
+            self.mode = Mode.NEUTRAL
 
     def step(self, command: np.ndarray, now_s: float, paused: bool = False) -> SafetyOutput:
         """Safe output for this cycle from the desired ``command``."""
