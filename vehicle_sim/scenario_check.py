@@ -41,6 +41,10 @@ SHARED = {"ego vehicle file": (tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values(
                                load_vehicle),
           "map": (("map_file",), load_map),
           "accident template": (("accident_template",), load_template)}
+# items where a node that has the parameter but names none ('') disagrees with one that names
+# a file: an accident node without the traffic's template would report the scene's planned
+# collisions as the agents' own
+NONE_DISAGREES = frozenset({"accident template"})
 # what is shared by name, and the node parameter that holds it
 SAME_NAME = {"body frame": "base_frame"}
 
@@ -84,6 +88,8 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
                                       f"{value} where {first[0]}.{first[1]} is "
                                       f"{_shown(first[2])}: every node of a run uses one "
                                       f"{what}")
+        if first is not None and what in NONE_DISAGREES:
+            _check_none_named(args, nodes, what, names[0], first)
         if first is not None:
             read(first[2])  # ConfigError naming the file when it is missing or malformed
         world[what] = None if first is None else first[2]
@@ -108,6 +114,16 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
             raise ConfigError(f"scenario {args['scenario']}", f"{node.name}.odom_in_map",
                               ODOM_IN_MAP_RULE)
     return world
+
+
+def _check_none_named(args: dict[str, str], nodes: list, what: str, name: str,
+                      first: tuple[str, str, Path]) -> None:
+    """ConfigError for a node whose ``name`` parameter is '' while ``first`` names a file."""
+    for node, params in nodes:
+        if getattr(params, name, None) == "":
+            raise ConfigError(f"scenario {args['scenario']}", f"{node.name}.{name}",
+                              f"'' where {first[0]}.{first[1]} is {_shown(first[2])}: every "
+                              f"node of a run uses one {what}")
 
 
 def _check_agents_car(node: graph.NodeSpec, params: TrafficNodeParams) -> None:

@@ -194,12 +194,14 @@ def test_after_an_estop_the_floored_pedal_is_held_and_old_stack_commands_are_dro
     assert after[0].source == "driver" and after[0].reason == HELD
     assert all(c.throttle == 0.0 and c.brake == 1.0 for c in published(after))
 
-    def pedals(t: float, brake: float) -> list:
-        a.steering.on_raw(t, 0.0, 65535.0, brake * 65535.0, 0.0, 0)
+    def pedals(t: float, throttle: float, brake: float) -> list:
+        a.steering.on_raw(t, 0.0, throttle * 65535.0, brake * 65535.0, 0.0, 0)
         return published(run(a, t, 5))
-    assert all(c.throttle == 0.0 for c in pedals(3 * DT, ENGAGE_BRAKE / 2)), "a touch: held"
-    assert pedals(4 * DT, 1.0)[0].brake == 1.0  # pressed: engaged, as the rig gives it
-    assert pedals(5 * DT, 0.0)[-1].throttle == 1.0 and a.source == "driver"
+    assert all(c.throttle == 0.0 for c in pedals(3 * DT, 1.0, 1.0)), "floored: a brake tap"
+    assert all(c.throttle == 0.0 for c in pedals(4 * DT, 1.0, 0.0)), "... does not launch it"
+    assert all(c.throttle == 0.0 for c in pedals(5 * DT, 0.0, ENGAGE_BRAKE / 2)), "a touch"
+    assert pedals(6 * DT, 0.0, 1.0)[0].brake == 1.0  # released and braked: engaged
+    assert pedals(7 * DT, 1.0, 0.0)[-1].throttle == 1.0 and a.source == "driver"
 
 
 def test_after_an_estop_only_stack_commands_from_after_the_clear_drive():
@@ -230,3 +232,30 @@ def test_forwarded_on_receipt_a_stale_stack_is_left_to_the_dynamics_watchdog():
     assert a.offer("autonomy", AUTO, 0.0)
     out = run(a, 0.5 + DT, 5)
     assert out[0].source == "none" and published(out) == []
+
+
+def test_the_takeover_button_engages_a_held_driver_whose_takeover_holds():
+    """The driver took over; the rig's input had a gap: held. The takeover button (the latch
+    is on the driver already) engages, the throttle released."""
+    a = arbiter(fallback=False)
+    rig(a, 0.0, buttons=1 << INPUTS.takeover)
+    a.cycle(0.0, 0.0, 0)
+    gap = INPUTS.input_timeout_s + DT
+    assert a.cycle(gap, 0.0, 0)[1].source == "none"
+    a.steering.on_raw(gap, 0.0, 0.0, 0.0, 0.0, 0)
+    back = a.cycle(gap, 0.0, 0)[1]
+    assert back.source == "driver" and back.reason == HELD
+    a.steering.on_raw(gap + DT, 0.0, 0.0, 0.0, 0.0, 1 << INPUTS.takeover)
+    a.cycle(gap + DT, 0.0, 0)
+    rig(a, gap + 2 * DT)
+    assert published(run(a, gap + 2 * DT, 6))[-1].throttle == 1.0
+
+
+def test_the_safe_command_keeps_the_gear_of_the_last_command_sent():
+    """A stack reversing (gear -1) goes stale: full brake in reverse, no shift to forward."""
+    a = arbiter()
+    reverse = DriveCommand(Controls(throttle=0.3, gear=-1))
+    a.offer("autonomy", reverse, 0.0)
+    run(a, 0.0, 3)
+    out = run(a, 0.5 + DT, 3)
+    assert out[0].source == "none" and published(out)[0].gear == -1

@@ -90,6 +90,8 @@ def test_after_a_link_came_back_the_output_resumes_from_neutral_with_a_soft_star
     s.estop()
     s.resume_from_neutral()
     assert s.mode is Mode.ESTOP, "a link back does not clear an e-stop"
+    held, _ = run(s, 5, t0=10.0)
+    assert np.abs(held).max() < 1e-12, "... and the output does not jump back out"
 
 
 def test_estop_cannot_be_cleared_while_moving():

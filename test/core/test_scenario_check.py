@@ -241,3 +241,18 @@ def test_a_schedule_needs_the_node_that_sends_it(tmp_path, sender):
     with pytest.raises(ConfigError) as err:
         check_one_world(sc, args)
     assert err.value.key == "schedule" and "no node sends them" in str(err.value), err.value
+
+
+def test_an_accident_node_naming_no_template_beside_a_traffic_that_drives_one_is_refused(
+        tmp_path):
+    own = tmp_path / "accident.yaml"
+    own.write_text(config_path("scenes/a4_accident.yaml").read_text().replace(
+        "accident_template: accidents/a4.yaml", "accident_template: ''"))
+    path = tmp_path / "mixed.yaml"
+    text = config_path("scenarios/accident_a4.yaml").read_text()
+    path.write_text(text.replace("params_file: scenes/a4_accident.yaml", f"params_file: {own}"))
+    sc, args = graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)})
+    with pytest.raises(ConfigError) as err:
+        check_one_world(sc, args)
+    assert err.value.key == "accident.accident_template", err.value
+    assert "'' where traffic.accident_template is accidents/a4.yaml" in str(err.value)

@@ -88,9 +88,9 @@ class AccidentNode(Node):
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
         self.agents.update(msg)
-        self.watch.remember_faults(agent_columns(msg.agents))
+        t_ns = conv.to_ns(msg.header.stamp)
+        self.watch.remember_faults(t_ns, agent_columns(msg.agents))
         if self.p.agents_vs_agents:  # agent pairs at the array's own stamp
-            t_ns = conv.to_ns(msg.header.stamp)
             self._report(lambda: self.watch.agents(t_ns, self._current(t_ns)))
 
     def _on_state(self, msg: VehicleState) -> None:

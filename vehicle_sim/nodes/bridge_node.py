@@ -301,7 +301,8 @@ class BridgeNode(Node):
                                       f"{reason} (rejected so far: {after})")
 
     def _on_dropped(self, addr: tuple[str, int]) -> None:
-        if self._warnings.due(f"rig {addr[0]}", "not an allowed peer"):
+        # one key for every stranger: rotating (spoofed) addresses still give a line a second
+        if self._warnings.due("rig", "not an allowed peer"):
             self.get_logger().warning(
                 f"rig input packet from {addr[0]}:{addr[1]} dropped: not in allowed_peers "
                 f"{list(self.p.allowed_peers)} (dropped so far: {self.receiver.dropped})")
@@ -337,7 +338,9 @@ class BridgeNode(Node):
             if problem:
                 self.stack_rejected[topic.topic] += 1
             return
-        if self.arbiter.offer(topic.name, command, self._stack_now(time.monotonic())):
+        with self._lock:  # the decision against the loop's cycle, not between its steps
+            forward = self.arbiter.offer(topic.name, command, self._stack_now(time.monotonic()))
+        if forward:
             self._publish(command)  # fast/lockstep: sim time outruns the wall-clock loop
         if self.lockstep is not None:  # after the command went out: the next frame may come
             self.lockstep.on_command()

@@ -87,14 +87,19 @@ class AccidentWatch:
         self.planned = planned_pairs(template) if template else set()
         self.fault_of: dict[str, int] = {}  # agent name -> last instructor fault id on it
         self._last_ns: dict[int, int] = {}  # detector -> its last sample time
+        self._faults_ns = -1  # stamp of the last agent array whose faults were remembered
 
     def name_of(self, body_id: int) -> str:
         if body_id == EGO_ID:
             return self.p.ego_name
         return self.names.get(body_id) or agent_name(body_id)
 
-    def remember_faults(self, cols: dict[str, np.ndarray]) -> None:
-        """The instructor's fault ids of an agent array's agents, kept after the faults end."""
+    def remember_faults(self, t_ns: int, cols: dict[str, np.ndarray]) -> None:
+        """The instructor's fault ids of an agent array's agents (stamped ``t_ns``), kept after
+        the faults end; a new run (sim time went back) starts with none of the run before."""
+        if t_ns < self._faults_ns:
+            self.fault_of.clear()
+        self._faults_ns = t_ns
         faulted = cols["fault_id"] != 0
         for agent_id, fault in zip(cols["id"][faulted].tolist(),
                                    cols["fault_id"][faulted].tolist(), strict=True):
@@ -141,9 +146,8 @@ class AccidentWatch:
     def _detect(self, detector: AccidentDetector, t_ns: int, bodies: Bodies,
                 only_with: str | None) -> list[Event]:
         """New contacts; ValueError (one line naming the body) for a non-finite or empty one."""
-        if t_ns < self._last_ns.get(id(detector), -1):  # a new run: episodes start over,
-            detector.reset()  # and no agent carries a fault of the run before
-            self.fault_of.clear()
+        if t_ns < self._last_ns.get(id(detector), -1):  # a new run: episodes start over
+            detector.reset()
         self._last_ns[id(detector)] = t_ns
         return [self._event(c) for c in detector.update_arrays(t_ns, bodies, only_with,
                                                                self.statics)]

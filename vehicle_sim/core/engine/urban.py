@@ -166,7 +166,7 @@ class UrbanEngine:
         if self.watch is not None:
             cols = watch_columns(a)
             self.agent_cols = (t_ns, cols)
-            self.watch.remember_faults(cols)
+            self.watch.remember_faults(t_ns, cols)
             self._accidents(lambda: self.watch.agents(t_ns, [(t_ns, cols)]))
 
     def _accidents(self, detect) -> None:

@@ -20,10 +20,13 @@ runs, where sim time outruns the wall-clock loop) a stack command is forwarded a
 the loop does not repeat it, so the dynamics node gets each one in its frame.
 
 Brake to engage: the driver's command goes out as the rig gives it only once the driver has
-engaged since the rig became the source: by the takeover button, or by pressing the brake
-(at least ``ENGAGE_BRAKE``). Until then, after a fallback, after the rig's input came back, or
+engaged since the rig became the source: by the takeover that made it the source (button or
+steering torque: a deliberate act, with the pedals as they are), or later by the brake (at
+least ``ENGAGE_BRAKE``) or the takeover button, with the throttle released (at most
+``RELEASED_THROTTLE``). Until then, after a fallback, after the rig's input came back, or
 after an e-stop was cleared, it is held at full brake with no throttle (the driver steers): a
-rig at rest does not let the car coast, a floored pedal does not launch it. The driver's command: road-wheel angle = handwheel angle / steering
+rig at rest does not let the car coast, a floored pedal does not launch it, not even after a
+tap on the brake. The driver's command: road-wheel angle = handwheel angle / steering
 ratio, gear from the paddles' rising edges (starts in 1, -1..max_gear), stamped with the newest
 vehicle state.
 
@@ -47,7 +50,9 @@ NONE = "none"  # no fresh command: nothing is published (the dynamics node's wat
 DRIVER = Source.DRIVER.value
 ESTOP = "estop"  # the e-stop is latched: full brake whatever the sources send
 ENGAGE_BRAKE = 0.1  # a choice: a tenth of the pedal, past a resting pedal's noise and dead zone
-HELD = "held at full brake until the brake pedal or the takeover button is pressed"
+RELEASED_THROTTLE = 0.05  # a choice: a throttle this low is released (engaging needs it)
+HELD = ("held at full brake until the brake pedal or the takeover button is pressed, the "
+        "throttle released")
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class CommandArbiter:
         self._latest: dict[str, tuple[DriveCommand, float]] = {}
         self._cycles = 0
         self._last_steer_rad = 0.0  # of the last command decided, held by the e-stop
+        self._last_gear = 1  # likewise
         self._mux_on_driver = False  # the takeover latch after the last cycle
         self._engaged = False  # the driver engaged since the rig became the source (docstring)
         self.estopped = False
@@ -118,7 +124,7 @@ class CommandArbiter:
         forward = (self.params.forward_on_receipt and not self.estopped
                    and not self._mux_on_driver and self._fresh_stack(now_s)[0] == name)
         if forward:
-            self._hold_steer(command)
+            self._remember(command)
         return forward
 
     def restamp_stack(self, now_s: float) -> None:
@@ -145,9 +151,11 @@ class CommandArbiter:
             source = DRIVER if self.params.driver_fallback and frame.input_fresh else NONE
         if source != DRIVER:
             self._engaged = False
-        elif not self._engaged:
+        elif not self._engaged:  # (module docstring)
+            d = frame.driver
             self._engaged = (bool(frame.switched_because) and self._mux_on_driver
-                             or frame.driver.brake >= ENGAGE_BRAKE)
+                             or d.throttle <= RELEASED_THROTTLE
+                             and (d.brake >= ENGAGE_BRAKE or d.takeover))
         # (forwarded on receipt, a stack's staleness is the dynamics node's watchdog's, in sim
         # time: a brake from this wall-clock loop would land in a frame no run repeats)
         went_stale = source == NONE and (self.source == DRIVER or self.source not in (
@@ -162,13 +170,15 @@ class CommandArbiter:
         if source == NONE or not due or (name == source and self.params.forward_on_receipt):
             command = self._estop_command(stamp_ns) if went_stale else None
         if command is not None:
-            self._hold_steer(command)
+            self._remember(command)
         return frame, Decision(source, changed, reason, command)
 
-    def _hold_steer(self, command: DriveCommand) -> None:
-        """Remember the steering of a command going out (not validated yet: finite only)."""
+    def _remember(self, command: DriveCommand) -> None:
+        """Remember the steering and gear of a command going out (not validated yet: finite
+        only): the safe command holds them (no shift into forward while reversing)."""
         if math.isfinite(command.values.steer_rad):
             self._last_steer_rad = command.values.steer_rad
+        self._last_gear = command.values.gear
 
     @staticmethod
     def _held(command: DriveCommand) -> DriveCommand:
@@ -178,8 +188,8 @@ class CommandArbiter:
                                      gear=v.gear, handbrake=v.handbrake), command.stamp_ns)
 
     def _estop_command(self, stamp_ns: int) -> DriveCommand:
-        return DriveCommand(Controls(steer_rad=self._last_steer_rad, brake=1.0, gear=self.gear),
-                            stamp_ns)
+        held = Controls(steer_rad=self._last_steer_rad, brake=1.0, gear=self._last_gear)
+        return DriveCommand(held, stamp_ns)
 
     def _fresh_stack(self, now_s: float) -> tuple[str, DriveCommand | None]:
         """The first stack input with a fresh command, ('', None) if none."""

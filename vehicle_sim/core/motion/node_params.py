@@ -131,7 +131,8 @@ class BridgeNodeParams:
                 raise ValueError(f"allowed_peers entry {peer} can never send: give the rig's "
                                  "unicast address")
         if self.input_port and self.input_port == self.output_port and (
-                self.input_host in (self.output_host, "0.0.0.0")):
+                self.input_host == self.output_host
+                or self.input_host == "0.0.0.0" and out.is_loopback):
             raise ValueError(f"input_port {self.input_port} is output_port on the same host: "
                              "the bridge would send its platform frames to itself")
         if self.input_port and self.evdev_device:

@@ -117,8 +117,8 @@ class MotionSafety:
     def resume_from_neutral(self) -> None:
         """The rig's link came back: the controller parked at neutral meanwhile (its receive
         watchdog), so the output starts there again, with a soft start (an e-stop stays)."""
+        self.follower.reset(self.neutral)  # where the rig is (an e-stop ramps there too)
         if self.mode is not Mode.ESTOP:
-            self.follower.reset(self.neutral)
             self.mode = Mode.NEUTRAL
 
     def step(self, command: np.ndarray, now_s: float, paused: bool = False) -> SafetyOutput:
