@@ -373,13 +373,15 @@ def lockstep_runs(tmp_path: Path, *args: str) -> list[dict[str, dict[int, tuple[
 
 def assert_same_where_both_recorded(runs, expected: dict[str, int]) -> None:
     """Per topic: every expected vehicle state in both runs (the recorder is a lockstep peer
-    that acknowledges each frame by its state), at least 90 % of the other topics' expected
-    stamps (the recorder may miss one of those under load), and the same bytes at every stamp
-    where both runs hold as many."""
+    that acknowledges each frame by its state: the protocol guarantees those), at least half
+    of the other topics' expected stamps (keep-last queues: a loaded recorder misses some; a
+    clean-clone-like run beside another test run held 1265 of 1600 IMU samples in both), so
+    the comparison covers seconds of each, and the same bytes at every stamp where both runs
+    hold as many."""
     for topic, count in expected.items():
         a, b = runs[0][topic], runs[1][topic]
         common = sorted(t for t in set(a) & set(b) if len(a[t]) == len(b[t]))
-        share = 1.0 if topic == "/vehicle/state" else 0.9
+        share = 1.0 if topic == "/vehicle/state" else 0.5
         assert len(common) >= share * count, f"{topic}: {len(a)} / {len(b)} recorded"
         differ = [t for t in common if a[t] != b[t]]
         assert not differ, f"{topic}: runs differ first at t={differ[0] * 1e-9:.3f} s"
