@@ -147,3 +147,26 @@ def test_the_engines_summary_sources_are_the_accident_events():
     from vehicle_sim.core.engine import urban
     assert (urban.SOURCE_DETECTED, urban.SOURCE_SCRIPTED) == (
         AccidentEvent.SOURCE_DETECTED, AccidentEvent.SOURCE_SCRIPTED)
+
+
+def test_a_first_clock_reading_late_skips_only_the_entries_whose_time_is_gone(
+        ros_node, start_node, tmp_path):
+    """The node reads the clock first at 5 s (a respawn, or fast mode on a loaded host): the
+    entry at 2.5 s is gone (skipped, one line), the one at 6 s (inside its lead, not due yet)
+    still goes out."""
+    path = scenario_with(tmp_path, [
+        {"at_s": 2.5, "target": "vehicle", "fault": "BRAKE_FAILURE", "id": 4, "value": 0.25},
+        {"at_s": 6.0, "target": "vehicle", "fault": "ENGINE_CUT", "id": 5}])
+    got: list[FaultCommand] = []
+    ros_node.create_subscription(FaultCommand, "faults/command", got.append, qos.FAULT_COMMAND)
+    clock = ros_node.create_publisher(Clock, "/clock", qos.RELIABLE_STREAM)
+    proc = start_node("accident_node", params={"use_sim_time": "true", "scenario": path})
+    ros_node.spin_until(lambda: clock.get_subscription_count() > 0, what="accident node clock")
+
+    def tick() -> None:
+        clock.publish(Clock(clock=conv.stamp(5_000_000_000)))
+        ros_node.test_executor.spin_once(timeout_sec=0.05)
+    ros_node.spin_until(lambda: got or tick(), what="the entry not yet due")
+    assert [(c.id, c.fault, c.at) for c in got] == [(5, FaultCommand.ENGINE_CUT, 6.0)]
+    out = proc.stop()
+    assert "schedule: 1 entries due before t=5.000 s" in out, out

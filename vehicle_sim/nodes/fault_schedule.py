@@ -4,7 +4,10 @@ Each entry goes out on ``faults/command`` ``PUBLISH_LEAD_S`` of simulation time 
 with ``at`` set, so the node owning its target applies it at its own first step with t >= at.
 The fault names were checked against FaultCommand's constants when the node started. A node
 whose clock first reads later than ``LATE_S`` (a respawn) skips the entries it would have sent by
-then: its previous life sent them, or their time is gone.
+then whose time is gone (at <= now): its previous life sent them, or they are late. The
+entries not yet due go out (a first life that read the clock late: fast mode on a loaded host),
+also after a respawn, whose previous life may have sent them: the target applies the same id at
+the same time again, the second replacing the first.
 """
 from __future__ import annotations
 
@@ -53,12 +56,12 @@ class SchedulePublisher:
         if not self._started:
             self._started = True
             late = now_ns > round(LATE_S * 1e9)
-            past = [e for e in self._left if late and e.at_ns - round(PUBLISH_LEAD_S * 1e9)
-                    <= now_ns]
-            if past:  # sent by this node's previous life
-                self._left = self._left[len(past):]
-                self.node.get_logger().warning(f"schedule: {len(past)} entries sent before "
-                                               f"t={now_ns * 1e-9:.3f} s skipped (restarted)")
+            past = [e for e in self._left if late and e.at_ns <= now_ns]
+            if past:  # their time is gone: sent by this node's previous life, or late
+                self._left = self._left[len(past):]  # (in time order: a prefix)
+                self.node.get_logger().warning(
+                    f"schedule: {len(past)} entries due before t={now_ns * 1e-9:.3f} s, the "
+                    "first clock reading, skipped (a restart, or a start that late)")
         lead_ns = round(PUBLISH_LEAD_S * 1e9)
         while self._left and self._left[0].at_ns - lead_ns <= now_ns:
             entry = self._left.pop(0)
