@@ -193,19 +193,23 @@ def test_the_agents_car_that_does_not_read_is_refused_naming_the_traffic_node(tm
     check_one_world(sc, args)
 
 
-def test_an_accident_node_naming_another_template_than_the_traffic_is_refused(tmp_path):
-    """The traffic drives a4's vehicles; an accident node reading rear_end_chain would name
-    their collisions from the other scene (scripted/car3 -> scripted/car2)."""
+def a4_with_accident_file(tmp_path, old: str, new: str) -> tuple[graph.Scenario, dict]:
+    """accident_a4 whose accident node's parameter file has ``old`` replaced by ``new``."""
     own = tmp_path / "accident.yaml"
-    own.write_text(config_path("scenes/a4_accident.yaml").read_text().replace(
-        "accidents/a4.yaml", "accidents/rear_end_chain.yaml"))
+    own.write_text(config_path("scenes/a4_accident.yaml").read_text().replace(old, new))
     path = tmp_path / "mixed.yaml"
     text = config_path("scenarios/accident_a4.yaml").read_text()
     assert "params_file: scenes/a4_accident.yaml" in text
     path.write_text(text.replace("params_file: scenes/a4_accident.yaml", f"params_file: {own}"))
-    sc, args = graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)})
+    return graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)})
+
+
+def test_an_accident_node_naming_another_template_than_the_traffic_is_refused(tmp_path):
+    """The traffic drives a4's vehicles; an accident node reading rear_end_chain would name
+    their collisions from the other scene (scripted/car3 -> scripted/car2)."""
     with pytest.raises(ConfigError) as err:
-        check_one_world(sc, args)
+        check_one_world(*a4_with_accident_file(tmp_path, "accidents/a4.yaml",
+                                               "accidents/rear_end_chain.yaml"))
     assert err.value.key == "accident.accident_template", err.value
     assert "every node of a run uses one accident template" in str(err.value)
     assert "accidents/a4.yaml" in str(err.value)
@@ -245,14 +249,8 @@ def test_a_schedule_needs_the_node_that_sends_it(tmp_path, sender):
 
 def test_an_accident_node_naming_no_template_beside_a_traffic_that_drives_one_is_refused(
         tmp_path):
-    own = tmp_path / "accident.yaml"
-    own.write_text(config_path("scenes/a4_accident.yaml").read_text().replace(
-        "accident_template: accidents/a4.yaml", "accident_template: ''"))
-    path = tmp_path / "mixed.yaml"
-    text = config_path("scenarios/accident_a4.yaml").read_text()
-    path.write_text(text.replace("params_file: scenes/a4_accident.yaml", f"params_file: {own}"))
-    sc, args = graph.load_scenario(str(path)), graph.resolve_args({"scenario": str(path)})
     with pytest.raises(ConfigError) as err:
-        check_one_world(sc, args)
+        check_one_world(*a4_with_accident_file(tmp_path, "accident_template: accidents/a4.yaml",
+                                               "accident_template: ''"))
     assert err.value.key == "accident.accident_template", err.value
     assert "'' where traffic.accident_template is accidents/a4.yaml" in str(err.value)
