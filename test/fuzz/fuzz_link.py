@@ -14,7 +14,10 @@ threads). After every packet and every cycle the property checks, against a mode
   or older packet within the timeout is never accepted, and the link always recovers;
 - the input is fresh iff a packet was accepted within the timeout; stale: throttle 0, handwheel
   torque 0, force feedback off, source "none" and nothing published (the dynamics node's watchdog
-  brakes); fresh: the driver drives with the values of the last accepted packet.
+  brakes) but the one full-brake command of the cycle the driver's input went stale; fresh: the
+  driver drives with the values of the last accepted packet once engaged (the arbiter's brake
+  to engage: by the takeover that made it the source, or by the brake or the takeover button
+  with the throttle released), before that at full brake, no throttle.
 """
 from __future__ import annotations
 
@@ -26,9 +29,15 @@ from hypothesis import strategies as st
 
 from vehicle_sim.core.config import load
 from vehicle_sim.core.motion import wire
-from vehicle_sim.core.motion.arbiter import ArbiterParams, CommandArbiter
+from vehicle_sim.core.motion.arbiter import (
+    ENGAGE_BRAKE,
+    RELEASED_THROTTLE,
+    ArbiterParams,
+    CommandArbiter,
+)
 from vehicle_sim.core.motion.ffb import ff_level
 from vehicle_sim.core.motion.input_map import InputMapper
+from vehicle_sim.core.motion.mux import Source
 from vehicle_sim.core.motion.params import PlatformParams
 from vehicle_sim.core.motion.steering import SteeringBridge
 from vehicle_sim.paths import config_path
@@ -116,6 +125,7 @@ class _Model:
 
     def __init__(self, timeout_s: float):
         self.timeout_s, self.seq, self.t_s, self.raw = timeout_s, None, None, None
+        self.engaged, self.driving = False, False  # the driver engaged; drove the last cycle
 
     def accepts(self, seq: int, now_s: float) -> bool:
         if self.seq is None or 1 <= (seq - self.seq) % 0x10000 <= wire.FORWARD_WINDOW:
@@ -194,11 +204,25 @@ def _check_cycle(arbiter: CommandArbiter, reference: InputMapper, model: _Model,
     if fresh:
         assert frame.driver == want, (frame.driver, want)
         assert decision.source == "driver" and decision.command is not None, decision
-        assert decision.command.values.throttle == want.throttle
+        model.engaged = model.engaged or (
+            bool(frame.switched_because) and frame.source is Source.DRIVER
+            or want.throttle <= RELEASED_THROTTLE and (want.brake >= ENGAGE_BRAKE
+                                                       or want.takeover))
+        OUTCOMES["cycles driving" if model.engaged else "cycles held at full brake"] += 1
+        values = decision.command.values
+        assert (values.throttle, values.brake) == ((want.throttle, want.brake) if model.engaged
+                                                   else (0.0, 1.0)), (values, want)
+        model.driving = True
         return
     assert frame.driver == replace(want, throttle=0.0), (frame.driver, want)
     assert frame.torque_nm == 0.0 and frame.ff_level in (None, off_level), frame
-    assert decision.source == "none" and decision.command is None, decision
+    assert decision.source == "none", decision
+    if model.driving:  # went stale this cycle: the one safe command
+        v = decision.command.values
+        assert (v.throttle, v.brake) == (0.0, 1.0), decision
+    else:
+        assert decision.command is None, decision
+    model.engaged = model.driving = False
 
 
 def steering_rest(steering: SteeringBridge) -> tuple:

@@ -343,10 +343,12 @@ def test_rig_packets_drive_and_bad_packets_are_counted_without_effect(ros_node, 
     assert watch.sources[-1] == "driver"  # no autonomy stack: the rig drives, once engaged:
     held = watch.controls[-1]  # a brake under ENGAGE_BRAKE (0.08) is not engaging
     assert (held.throttle, held.brake) == (0.0, 1.0)
-    sender.fields["brake"] = 65535  # the brake pedal engages
-    ros_node.spin_until(lambda: watch.controls[-1].throttle > 0.0, what="engaged")
-    sender.fields["brake"] = 6553
-    ros_node.spin_until(lambda: watch.controls[-1].brake < 1.0, what="the pedals as given")
+    # the brake, the throttle released, engages; the wheel centred marks the commands of those
+    # packets (a held command steers as the driver does)
+    sender.fields.update(steer=0, throttle=0, brake=65535)
+    ros_node.spin_until(lambda: abs(watch.controls[-1].steering_angle) < 1e-3, what="engaged")
+    sender.fields.update(steer=16384, throttle=32768, brake=6553)
+    ros_node.spin_until(lambda: watch.controls[-1].throttle > 0.0, what="the pedals as given")
     first = watch.controls[-1]
     steer = (16384 - -32767) / 65534 * 2.0 - 1.0  # bipolar mapping, no dead zone
     assert first.steering_angle == pytest.approx(
@@ -403,11 +405,11 @@ def test_with_a_key_file_only_signed_rig_packets_drive(ros_node, start_node, rig
     assert watch.sources == ["none"] and watch.controls == [], "unauthenticated input drove"
     unsigned.stop()
     forged.stop()
-    signed = RigInputSender(port, key=key, throttle=65535, brake=65535)  # the brake engages
+    signed = RigInputSender(port, key=key, throttle=0, brake=65535)  # the brake engages
     ros_node.spin_until(lambda: watch.sources[-1:] == ["driver"] and len(watch.controls) > 20,
-                        what="signed packets drive")
-    signed.fields["brake"] = 6553
-    ros_node.spin_until(lambda: watch.controls[-1].brake < 1.0, what="the pedals as given")
+                        what="signed packets drive")  # (from its first packets on)
+    signed.fields.update(throttle=65535, brake=6553)
+    ros_node.spin_until(lambda: watch.controls[-1].throttle > 0.0, what="the pedals as given")
     assert watch.controls[-1].throttle == 1.0
     assert watch.controls[-1].brake == pytest.approx(pedal(6553), abs=1e-9)
     replay = packet(signed.seq - 5, throttle=0, key=key)  # a valid tag, an old number
