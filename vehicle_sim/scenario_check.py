@@ -18,6 +18,8 @@ needs the node that sends it (an accident node with the scenario). No ROS import
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +37,26 @@ from vehicle_sim.docs import NODE_PARAMS
 from vehicle_sim.engine_setup import core_args, core_params
 from vehicle_sim.paths import config_path
 
-# what is shared, the node parameters that hold it, and how the one file is read (a missing or
-# malformed file: one ConfigError here, not a failure in every node)
-SHARED = {"ego vehicle file": (tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values()))),
-                               load_vehicle),
-          "map": (("map_file",), load_map),
-          "accident template": (("accident_template",), load_template)}
-# items where a node that has the parameter but names none ('') disagrees with one that names
-# a file: an accident node without the traffic's template would report the scene's planned
-# collisions as the agents' own
-NONE_DISAGREES = frozenset({"accident template"})
-# what is shared by name, and the node parameter that holds it
-SAME_NAME = {"body frame": "base_frame"}
+
+@dataclass(frozen=True)
+class Shared:
+    """One thing every node of a run names alike: the node parameters that hold it."""
+
+    names: tuple[str, ...]
+    # a file: how it is read once here (a missing or malformed file: one ConfigError here, not
+    # a failure in every node), compared as resolved paths; None: a name, compared as given
+    read: Callable[[Path], Any] | None
+    # '' (none used) is a value too: it disagrees with a node that names one (an accident
+    # node without the traffic's template would report the scene's planned collisions as the
+    # agents' own); else a node naming none is left out
+    none_counts: bool = False
+
+
+SHARED = {"ego vehicle file": Shared(tuple(sorted(set(graph.EGO_VEHICLE_PARAMS.values()))),
+                                     load_vehicle),
+          "map": Shared(("map_file",), load_map),
+          "accident template": Shared(("accident_template",), load_template, none_counts=True),
+          "body frame": Shared(("base_frame",), None, none_counts=True)}
 
 
 def node_params(node: graph.NodeSpec, args: dict[str, str], scenario: graph.Scenario,
@@ -62,45 +72,17 @@ def node_params(node: graph.NodeSpec, args: dict[str, str], scenario: graph.Scen
     return None if cls is None else core_params(cls, node, args, scenario, graph_wiring)
 
 
-def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str, Path | None]:
-    """ConfigError unless the active nodes of ``scenario`` with ``args`` name the same file for
-    each SHARED item (compared as resolved paths: relative to config/ or absolute; '' uses
-    none), and that file reads; else the one file of each item (None: no node uses one)."""
+def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str, Any]:
+    """ConfigError unless the active nodes of ``scenario`` with ``args`` name the same thing
+    for each SHARED item (a file compared as a resolved path: relative to config/ or absolute;
+    '' uses none), and that file reads; else the one of each item (None: no node names one)."""
     engine = args["engine"] == "true"  # the cores run in the engine, read as it reads them
     if engine:
         args = core_args(args)
     nodes = [(node, node_params(node, args, scenario, graph_wiring=not engine))
              for node in graph.active_nodes(scenario, args)]
-    world: dict[str, Path | None] = {}
-    for what, (names, read) in SHARED.items():
-        first: tuple[str, str, Path] | None = None
-        for node, params in nodes:
-            for name in names:
-                value = getattr(params, name, "")
-                if value == "":  # no such parameter (or not a vehicle_sim node), or none used
-                    continue
-                path = config_path(str(value)).resolve()
-                if first is None:
-                    first = (node.name, name, path)
-                elif path != first[2]:
-                    raise ConfigError(f"scenario {args['scenario']}",
-                                      f"{node.name}.{name}",
-                                      f"{value} where {first[0]}.{first[1]} is "
-                                      f"{_shown(first[2])}: every node of a run uses one "
-                                      f"{what}")
-        if first is not None and what in NONE_DISAGREES:
-            _check_none_named(args, nodes, what, names[0], first)
-        if first is not None:
-            read(first[2])  # ConfigError naming the file when it is missing or malformed
-        world[what] = None if first is None else first[2]
-    for what, name in SAME_NAME.items():
-        named = [(node.name, getattr(params, name)) for node, params in nodes
-                 if hasattr(params, name)]
-        for node_name, value in named[1:]:
-            if value != named[0][1]:
-                raise ConfigError(f"scenario {args['scenario']}", f"{node_name}.{name}",
-                                  f"{value!r} where {named[0][0]}.{name} is {named[0][1]!r}: "
-                                  f"every node of a run uses one {what}")
+    world = {what: _the_one(args["scenario"], nodes, what, item)
+             for what, item in SHARED.items()}
     if scenario.schedule and not engine and not any(
             isinstance(params, AccidentParams) and params.scenario for _, params in nodes):
         raise ConfigError(f"scenario {args['scenario']}", "schedule",
@@ -116,14 +98,33 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
     return world
 
 
-def _check_none_named(args: dict[str, str], nodes: list, what: str, name: str,
-                      first: tuple[str, str, Path]) -> None:
-    """ConfigError for a node whose ``name`` parameter is '' while ``first`` names a file."""
+def _the_one(scenario: str, nodes: list[tuple[graph.NodeSpec, Any]], what: str,
+             item: Shared) -> Any:
+    """The one value of ``item`` the nodes give (a file: its resolved path, read; None: no
+    node names one); a ConfigError naming the first node that differs, its parameter and both
+    values."""
+    def key(value: str) -> Any:
+        return config_path(value).resolve() if item.read is not None and value else value
+
+    def shown(k: Any) -> str:
+        return repr(k) if item.read is None or k == "" else _shown(k)
+    first: tuple[str, str, Any] | None = None
     for node, params in nodes:
-        if getattr(params, name, None) == "":
-            raise ConfigError(f"scenario {args['scenario']}", f"{node.name}.{name}",
-                              f"'' where {first[0]}.{first[1]} is {_shown(first[2])}: every "
-                              f"node of a run uses one {what}")
+        for name in item.names:
+            value = getattr(params, name, None)  # None: no such parameter (or not our node)
+            if value is None or value == "" and not item.none_counts:
+                continue
+            if first is None:
+                first = (node.name, name, key(str(value)))
+            elif key(str(value)) != first[2]:
+                raise ConfigError(f"scenario {scenario}", f"{node.name}.{name}",
+                                  f"{shown(key(str(value)))} where {first[0]}.{first[1]} is "
+                                  f"{shown(first[2])}: every node of a run uses one {what}")
+    if first is None or first[2] == "":
+        return None
+    if item.read is not None:
+        item.read(first[2])  # ConfigError naming the file when it is missing or malformed
+    return first[2]
 
 
 def _check_agents_car(node: graph.NodeSpec, params: TrafficNodeParams) -> None:
