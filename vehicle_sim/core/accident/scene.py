@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vehicle_sim.core.accident.planners.placement import segment_distance
 from vehicle_sim.core.accident.planners.plan import PlannedCollision
 from vehicle_sim.core.accident.scripted import ScriptedFleet
 from vehicle_sim.core.accident.template import AccidentTemplate, load_template
@@ -76,16 +77,12 @@ def _distance_m(obj: MapObject, x: float, y: float) -> float:
     if not obj.footprint:
         return math.hypot(x - obj.x_m, y - obj.y_m)
     ring = np.asarray(obj.footprint, dtype=float)
-    a, b = ring, np.roll(ring, -1, axis=0)
-    crosses = (a[:, 1] > y) != (b[:, 1] > y)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        at_x = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
-    if np.count_nonzero(crosses & (x < at_x)) % 2:
+    edges = list(zip(ring, np.roll(ring, -1, axis=0), strict=True))
+    crossings = sum((a[1] > y) != (b[1] > y)  # even-odd ray casting
+                    and x < a[0] + (y - a[1]) * (b[0] - a[0]) / (b[1] - a[1]) for a, b in edges)
+    if crossings % 2:
         return 0.0
-    ab, ap = b - a, np.array([x, y]) - a
-    t = np.clip(np.einsum("ij,ij->i", ap, ab) / np.maximum(np.einsum("ij,ij->i", ab, ab),
-                                                          1e-12), 0.0, 1.0)
-    return float(np.min(np.hypot(*(ap - t[:, None] * ab).T)))
+    return min(segment_distance(a, b, np.array([x, y])) for a, b in edges)
 
 
 def check_statics(scene: AccidentScene, map_objects: Sequence[MapObject]) -> None:

@@ -53,10 +53,10 @@ def make_crashes(p: TrafficNodeParams, sim: TrafficSim
         scene = AccidentScene(config_path(p.accident_template), vehicles, p.accident_start_s,
                               (p.accident_origin_x_m, p.accident_origin_y_m),
                               p.accident_heading_rad)
-        if p.crashes:  # the collisions happen through the map's bodies only
-            check_statics(scene, sim.network.spec.static_objects)
     if not p.crashes:
         return scene, None
+    if scene is not None:  # its collisions happen through the map's bodies only
+        check_statics(scene, sim.network.spec.static_objects)
     return scene, TrafficCrashes(sim, scene)  # the ego's box: the core's (make_sim)
 
 
