@@ -66,13 +66,13 @@ class TrafficFaults(FaultLink):
             return super().command(req)
         name = req.kind.upper()
         try:
-            problem = text_problem(req) or duration_problem(req.duration_s)
+            problem = duration_problem(req.duration_s)
             if problem is not None:
                 raise InstructionError(problem)
             uid = self._agent(req.channel)
             self.sim.instruct(uid, req.kind)
         except InstructionError as exc:
-            return [FaultChange(req.id, req.kind[:MAX_TEXT_CHARS], REJECTED, f"{name}: {exc}")]
+            return [FaultChange(req.id, req.kind, REJECTED, f"{name}: {exc}")]
         before = self.agent_of.get(req.id)
         self.agent_of[req.id] = uid  # (the book's on_change sets the actions from it)
         changes = super().command(req)
@@ -137,7 +137,9 @@ class TrafficFaults(FaultLink):
             fault_id, self._next_id = self._next_id, self._next_id + 1
         kind = request.action.strip().lower()
         req = FaultRequest(fault_id, kind, request.agent.strip(), 0.0, request.duration)
-        changes = self.command(req)
+        problem = text_problem(req)  # as faults/command's (StatusLink._on_command)
+        changes = ([FaultChange(fault_id, kind[:MAX_TEXT_CHARS], REJECTED, problem)] if problem
+                   else self.command(req))
         self.report(self.now_ns(), changes, code=CODE_OF.get(kind, CODE_OF[CLEAR]))
         response.id = fault_id
         response.accepted = bool(changes) and all(c.state != REJECTED for c in changes)
