@@ -56,7 +56,7 @@ class SchedulePublisher:
         if not self._started:
             self._started = True
             late = now_ns > round(LATE_S * 1e9)
-            past = [e for e in self._left if late and e.at_ns <= now_ns]
+            past = [e for e in self._left if e.at_ns <= now_ns] if late else []
             if past:  # their time is gone: sent by this node's previous life, or late
                 self._left = self._left[len(past):]  # (in time order: a prefix)
                 self.node.get_logger().warning(

@@ -158,8 +158,9 @@ class CommandArbiter:
                              and (d.brake >= ENGAGE_BRAKE or d.takeover))
         # (forwarded on receipt, a stack's staleness is the dynamics node's watchdog's, in sim
         # time: a brake from this wall-clock loop would land in a frame no run repeats)
-        went_stale = source == NONE and (self.source == DRIVER or self.source not in (
-            "", NONE, ESTOP) and not self.params.forward_on_receipt)
+        stack_before = self.source not in ("", NONE, ESTOP, DRIVER)
+        went_stale = source == NONE and (self.source == DRIVER or (
+            stack_before and not self.params.forward_on_receipt))
         changed, self.source = source != self.source, source
         held = changed and source == DRIVER and not self._engaged
         reason = frame.switched_because or (HELD if held else "")
