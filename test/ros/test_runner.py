@@ -338,7 +338,18 @@ def test_a_node_declared_respawn_is_restarted(tmp_path):
 
 
 REPEATED = ("/vehicle/state", "/autonomy/control", "/vehicle/control", "/traffic/agents",
-            "/imu/data", "/gnss/fix")
+            "/imu/data", "/gnss/fix", "/faults/status")
+# one scheduled fault per kind of target, applied and expired inside an 8 s run: the accident
+# node (no lockstep peer) sends each PUBLISH_LEAD_S ahead, the target applies it at its time
+SCHEDULE = [
+    {"at_s": 0.5, "target": "gps", "fault": "NO_FIX", "id": 1, "duration_s": 1.0},
+    {"at_s": 2.0, "target": "vehicle", "fault": "BRAKE_FAILURE", "id": 2, "value": 0.5,
+     "duration_s": 2.0},
+    {"at_s": 3.0, "target": "imu", "fault": "FREEZE", "id": 3, "duration_s": 1.0},
+    {"at_s": 4.5, "target": "traffic", "fault": "FULL_BRAKE", "id": 4,
+     "channel": "nearest_ahead", "duration_s": 2.0},
+    {"at_s": 5.0, "target": "gps", "fault": "POSITION_JUMP", "id": 5,
+     "vector": [3.0, 0.0, 0.0], "duration_s": 2.0}]
 
 
 def recorded_by_stamp(folder: Path) -> dict[str, dict[int, tuple[bytes, ...]]]:
@@ -387,15 +398,40 @@ def assert_same_where_both_recorded(runs, expected: dict[str, int]) -> None:
         assert not differ, f"{topic}: runs differ first at t={differ[0] * 1e-9:.3f} s"
 
 
+def fault_changes(recorded: dict[int, tuple[bytes, ...]]) -> list[tuple[float, int, str, int]]:
+    """(sim time [s], id, target, state) of each recorded FaultStatus, in time order."""
+    from rclpy.serialization import deserialize_message
+
+    from vehicle_sim.msg import FaultStatus
+    out = []
+    for t_ns, datas in sorted(recorded.items()):
+        for data in datas:
+            s = deserialize_message(data, FaultStatus)
+            out.append((t_ns * 1e-9, s.id, s.target, s.state))
+    return out
+
+
 def test_seeded_lockstep_runs_of_the_urban_graph_repeat_exactly(tmp_path):
-    """Two lockstep runs with one seed: the ego's states, the autopilot's and the mux's
-    commands, the traffic agents and the noisy IMU and GNSS samples are the same bytes at the
-    same sim times (DDS timing differs between the runs); the ego drove and met traffic, so the
-    comparison means something."""
-    runs = lockstep_runs(tmp_path)
+    """Two lockstep runs with one seed and a fault schedule: the ego's states, the autopilot's
+    and the mux's commands, the traffic agents and the noisy IMU and GNSS samples are the same
+    bytes at the same sim times (DDS timing differs between the runs); the ego drove and met
+    traffic, so the comparison means something; every scheduled fault took effect and ended at
+    its own sim time in both (faults/status: reliable and latched, so all of it is recorded)."""
+    from test.core.test_fault_schedule import scenario_with
+    from vehicle_sim.msg import FaultStatus
+
+    runs = lockstep_runs(tmp_path, "--scenario", scenario_with(tmp_path, SCHEDULE))
     assert_same_where_both_recorded(runs, {
         "/vehicle/state": 800, "/autonomy/control": 400, "/vehicle/control": 400,
         "/traffic/agents": 160, "/imu/data": 1600, "/gnss/fix": 80})  # 8 s at their rates
+    expected = sorted([(e["at_s"], e["id"], e["target"], FaultStatus.STATE_ACTIVE)
+                       for e in SCHEDULE] +
+                      [(e["at_s"] + e["duration_s"], e["id"], e["target"],
+                        FaultStatus.STATE_CLEARED) for e in SCHEDULE])
+    for recorded in runs:
+        changes = fault_changes(recorded["/faults/status"])
+        assert sorted((round(t, 6), i, target, state) for t, i, target, state in changes) == \
+            expected, changes
 
 
 def test_seeded_lockstep_runs_with_two_traffic_shards_repeat_exactly(tmp_path):
