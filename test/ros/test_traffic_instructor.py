@@ -146,6 +146,10 @@ def test_instructor_service_and_fault_commands_answer_and_act(rig, start_node, t
                                     channel="999999"))
     assert rig.answer(7, FaultStatus.STATE_REJECTED).message == \
         "CUT_IN: no agent with id 999999 in this traffic"
+    rig.faults.publish(FaultCommand(id=9, target="traffic", fault=FaultCommand.FULL_BRAKE,
+                                    channel=str(0xFF000001)))  # a scripted scene's vehicle
+    assert "are the scripted accident scene's vehicles (4278190081 is one)" in \
+        rig.answer(9, FaultStatus.STATE_REJECTED).message
     rig.faults.publish(FaultCommand(id=8, target="traffic", fault=FaultCommand.FREEZE))
     assert "not applicable to traffic" in rig.answer(8, FaultStatus.STATE_REJECTED).message
     done = client.call_async(Instruct.Request(action="fly", agent="nearest_ahead"))

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 from rclpy.node import Node
 
+from vehicle_sim.core.accident.scene import SCRIPTED_ID_BASE, SCRIPTED_OWNER
 from vehicle_sim.core.faults import (
     ACTIVE,
     CLEAR,
@@ -97,7 +98,13 @@ class TrafficFaults(FaultLink):
     def _agent(self, selector: str) -> int:
         """Core uid of the agent a selector names (InstructionError if none)."""
         if selector.isascii() and selector.isdigit():  # ('²'.isdigit() too, not int('²'))
-            uid = tm.uid_of_id(self.sim.agents()["uid"], int(selector))
+            agent_id = int(selector)
+            if agent_id >> 24 == SCRIPTED_OWNER:
+                raise InstructionError(
+                    f"ids from {SCRIPTED_ID_BASE} are the scripted accident scene's vehicles "
+                    f"({agent_id} is one): they keep to their plan; the instructor acts on the "
+                    "traffic's agents")
+            uid = tm.uid_of_id(self.sim.agents()["uid"], agent_id)
             if uid is None:
                 raise InstructionError(f"no agent with id {selector} in this traffic")
             return uid
