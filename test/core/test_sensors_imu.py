@@ -8,6 +8,7 @@ from scipy import stats
 
 from vehicle_sim.core.sensors import ImuModel, ImuParams, TrueState
 from vehicle_sim.core.sensors.params import AccelNoise, GyroNoise
+from vehicle_sim.core.sensors.schedule import Schedule
 
 G = 9.80665  # standard gravity, the params default
 ADIS = Path(__file__).resolve().parents[2] / "config" / "sensors" / "imu_adis16448.yaml"
@@ -179,6 +180,19 @@ def test_rate_schedule_and_bad_input():
         imu.update(0.5, state())
     with pytest.raises(ValueError, match="acceleration_mps2"):
         imu.update(2.0, state(acceleration_mps2=[0.0, float("nan"), 0.0]))
+
+
+@pytest.mark.parametrize("rate_hz, input_hz, hours", [(200.0, 200.0, 0.5), (10.0, 100.0, 1.5),
+                                                      (100.0, 1000.0, 0.7)])
+def test_the_rate_schedule_does_not_drift_over_a_long_run(rate_hz, input_hz, hours):
+    """Due times t0 + n period, not a running float sum: at the rate's multiples of the input
+    (sim time as the nodes give it, integer ns * 1e-9) every due call samples, for hours (a
+    running sum skipped a 200 Hz sample after 1109 s, a 10 Hz fix after 5094 s)."""
+    s = Schedule(rate_hz)
+    step_ns, every = round(1e9 / input_hz), round(input_hz / rate_hz)
+    sampled = [k for k in range(round(hours * 3600 * input_hz)) if s.due(k * step_ns * 1e-9)]
+    assert len(sampled) == len(range(0, round(hours * 3600 * input_hz), every))
+    assert np.all(np.diff(sampled) == every)
 
 
 def test_orientation_output_of_imu_link_in_enu():
