@@ -196,6 +196,26 @@ def test_freeze_dropout_and_forced_no_fix():
         g.faults.set_position_jump([1.0, 2.0])
 
 
+def test_a_freeze_in_an_outage_repeats_the_no_fix_it_froze_on():
+    """FREEZE repeats the last released output: in an outage (or NO_FIX) that is the no-fix,
+    not an older valid fix that a filter would fuse as the car moves on."""
+    zones = GnssZones(outages=(Polygon(((50.0, -10.0), (60.0, -10.0), (60.0, 10.0),
+                                        (50.0, 10.0))),))
+    g = GnssModel(_noisy(), 8, zones)
+    (ok,) = g.update(0.0, at(x=40.0))
+    (out,) = g.update(0.1, at(x=55.0))
+    g.faults.freeze = True
+    (frozen,) = g.update(0.2, at(x=70.0))  # past the outage: still the frozen no-fix
+    assert ok.status == STATUS_FIX and out.status == frozen.status == STATUS_NO_FIX
+    assert not frozen.covariance_known and math.isnan(frozen.latitude_deg)
+    g.faults.clear()
+    g.faults.no_fix = True
+    g.update(0.3, at(x=80.0))
+    g.faults.freeze = True
+    (frozen,) = g.update(0.4, at(x=90.0))
+    assert frozen.status == STATUS_NO_FIX and frozen.stamp_s == pytest.approx(0.4)
+
+
 @pytest.mark.parametrize("vertices, words", [
     ([[0, 0], [1, 1]], "at least 3"), ([[0, 0], [1, 0], [2, 0]], "zero area"),
     ([[0, 0], [1, 0], [".nan", 1]], "number")])

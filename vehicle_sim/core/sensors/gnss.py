@@ -118,8 +118,9 @@ class GnssModel:
         if fl.freeze and self._last is not None:
             self._last = replace(self._last, stamp_s=t_s, release_s=release)
             return self._last
-        if outage or fl.no_fix:
-            return self._no_fix(t_s, release, urban)
+        if outage or fl.no_fix:  # (a later freeze repeats this, as it was released)
+            self._last = self._no_fix(t_s, release, urban)
+            return self._last
         reported = pos + err + fl.position_jump_enu_m
         lat, lon, alt = self.frame.to_geodetic(reported)
         v_meas, v_cov = self._velocity(vel)
