@@ -14,7 +14,8 @@ or frame) in each node without a word;
 (the runner exits 2, the launch file fails). It reads every node's parameters as the node
 will (so a typo in a parameter file is refused here too, in one line, before anything
 starts), and the traffic nodes' model file and the agents' car it names; a schedule of faults
-needs the node that sends it (an accident node with the scenario). No ROS import.
+needs the node that sends it (an accident node with the scenario); a sensor samples at most as
+fast as the dynamics node publishes the states it reads. No ROS import.
 """
 from __future__ import annotations
 
@@ -27,8 +28,10 @@ from vehicle_sim import graph
 from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.accident.template import load_template
 from vehicle_sim.core.config import ConfigError, load
-from vehicle_sim.core.dynamics_params import ODOM_IN_MAP_RULE
+from vehicle_sim.core.dynamics_params import ODOM_IN_MAP_RULE, DynamicsParams
 from vehicle_sim.core.frames import OdomInMap
+from vehicle_sim.core.sensors.build import input_rate_problem, sensor_rate_hz
+from vehicle_sim.core.sensors.node_params import SensorNodeParams
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 from vehicle_sim.core.traffic.params import TrafficParams
@@ -88,9 +91,12 @@ def check_one_world(scenario: graph.Scenario, args: dict[str, str]) -> dict[str,
         raise ConfigError(f"scenario {args['scenario']}", "schedule",
                           f"{len(scenario.schedule)} entries, but no node sends them: give an "
                           "accident node the launch argument scenario (args: [scenario])")
+    dynamics = next((params for _, params in nodes if isinstance(params, DynamicsParams)), None)
     for node, params in nodes:
         if isinstance(params, TrafficNodeParams):
             _check_agents_car(node, params)
+        if isinstance(params, SensorNodeParams) and dynamics is not None:
+            _check_sensor_input(node, params, dynamics)
         odom = getattr(params, "odom_in_map", OdomInMap())
         if isinstance(odom, OdomInMap) and odom != OdomInMap() and len(nodes) > 1:
             raise ConfigError(f"scenario {args['scenario']}", f"{node.name}.odom_in_map",
@@ -137,6 +143,19 @@ def _check_agents_car(node: graph.NodeSpec, params: TrafficNodeParams) -> None:
     except ConfigError as exc:
         raise ConfigError(f"scenario node {node.name} ({params.params_file or 'defaults'})",
                           "vehicle_file", f"the agents' car: {exc}") from None
+
+
+def _check_sensor_input(node: graph.NodeSpec, params: SensorNodeParams,
+                        dynamics: DynamicsParams) -> None:
+    """A sensor node samples at most as fast as the states it reads (after its remappings)."""
+    topic = params.state_topic
+    for remap in node.remappings:
+        source, _, target = remap.partition(":=")
+        if source.strip("/") == topic.strip("/"):
+            topic = target
+    problem = input_rate_problem(sensor_rate_hz(params), topic, dynamics)
+    if problem is not None:
+        raise ConfigError(f"scenario node {node.name}", "rate_hz", problem)
 
 
 def _shown(path: Path) -> str:

@@ -254,3 +254,23 @@ def test_an_accident_node_naming_no_template_beside_a_traffic_that_drives_one_is
                                                "accident_template: ''"))
     assert err.value.key == "accident.accident_template", err.value
     assert "'' where traffic.accident_template is accidents/a4.yaml" in str(err.value)
+
+
+@pytest.mark.parametrize("node, line, words", [
+    ("imu", "rate_hz: 400.0", "400 Hz is faster than its input vehicle/state_raw at 200 Hz"),
+    ("imu", "state_topic: vehicle/state", "faster than its input vehicle/state at 100 Hz"),
+    ("gps", "state_topic: vehicle/state\n    rate_hz: 150.0", "150")])
+def test_a_sensor_faster_than_the_states_it_reads_is_refused(tmp_path, node, line, words):
+    """The model samples at the first state at or after each due time: faster than its input
+    it would publish at the input's rate while it logs its own (config/dynamics.yaml: raw state
+    at 200 Hz, state at 100 Hz)."""
+    sc, args = scenario(tmp_path, {node: line})
+    with pytest.raises(ConfigError) as err:
+        check_one_world(sc, args)
+    assert err.value.key == "rate_hz" and words in str(err.value), err.value
+
+
+def test_a_sensor_at_the_rate_of_its_input_runs(tmp_path):
+    sc, args = scenario(tmp_path, {"imu": "rate_hz: 200.0",
+                                   "gps": "state_topic: vehicle/state\n    rate_hz: 100.0"})
+    check_one_world(sc, args)
