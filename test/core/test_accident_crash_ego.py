@@ -11,6 +11,7 @@ import pytest
 from vehicle_sim.core.accident import detect
 from vehicle_sim.core.accident.crash_params import crash_class_index
 from vehicle_sim.core.accident.ego_contacts import (
+    HAND_OVER_MARGIN_M,
     AgentArrays,
     EgoBody,
     EgoContacts,
@@ -206,3 +207,23 @@ def test_skipping_the_broad_phase_while_nothing_is_near_changes_no_step(monkeypa
     assert skipped > 100 and none_skipped == 0, "the skip was taken (and is off in the 2nd run)"
     assert any(contact in step[2] for step in full), f"the run has its contact ({contact})"
     assert with_skip == full
+
+
+def test_the_physics_gets_only_the_agents_that_can_reach_the_ego():
+    """AgentArrays.near: an agent stays if its distance is within both speeds times the
+    horizon, the two bounding radii and the margin; a 3,000-agent set shrinks to those (the
+    set once filled the physics process's request pipe and the loop was killed)."""
+    n = 3000
+    rng = np.random.default_rng(1)
+    xy = rng.uniform(-800.0, 800.0, (n, 2))
+    speed = rng.uniform(0.0, 15.0, n)
+    agents = AgentArrays.from_columns(np.arange(n), np.zeros(n), xy[:, 0], xy[:, 1],
+                                      np.zeros(n), speed, np.zeros(n), np.zeros(n),
+                                      np.full(n, 4.5), np.full(n, 1.8), np.zeros(n, int))
+    ego_r, horizon = 2.5, 0.5
+    near = agents.near(10.0, -5.0, 20.0, ego_r, horizon)
+    reach = (20.0 + speed) * horizon + ego_r + 0.5 * math.hypot(4.5, 1.8) + HAND_OVER_MARGIN_M
+    want = np.flatnonzero(np.hypot(xy[:, 0] - 10.0, xy[:, 1] + 5.0) <= reach)
+    assert 0 < len(want) < 50 and np.array_equal(near.ids, want)
+    assert np.array_equal(near.pose, agents.pose[want])
+    assert np.array_equal(near.vel, agents.vel[want]) and len(near.size) == len(want)

@@ -5,6 +5,8 @@ core.vehicle. This file only converts messages and wires topics and services.
 """
 from __future__ import annotations
 
+import math
+
 import threading
 import traceback
 
@@ -199,7 +201,12 @@ class DynamicsNode(Node):
             self.pub_clock.publish(Clock(clock=conv.stamp(t_ns)))
         if not (raw or state):
             return
-        self.outputs.publish(self._snapshot(snapshot), t_ns, raw, state)
+        snapshot = self._snapshot(snapshot)
+        self.outputs.publish(snapshot, t_ns, raw, state)
+        if self.crash is not None:  # where the ego is, for the agents it can reach
+            v = snapshot.velocity_mps
+            self.crash.ego_motion = (float(snapshot.position_m[0]), float(snapshot.position_m[1]),
+                                     math.hypot(v[0], v[1]))
 
     def _on_damage(self, t_ns: int, impulse_ns: list[float], levels: list[int]) -> None:
         self.crash.publish(t_ns, impulse_ns, levels)

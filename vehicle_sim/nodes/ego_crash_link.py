@@ -13,6 +13,7 @@ from vehicle_sim.core.accident import damage as dmg
 from vehicle_sim.core.accident.crash_params import crash_classes
 from vehicle_sim.core.accident.ego_contacts import AgentArrays
 from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
+from vehicle_sim.core.box_geometry import bounding_radius
 from vehicle_sim.msg import TrafficAgentArray, VehicleDamage
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
@@ -40,6 +41,10 @@ class EgoCrashLink:
         self.node, self.name = node, setup.name
         self._now_ns, self._hand_over = now_ns, hand_over
         self._timeout_ns = round(agent_timeout_s * 1e9)
+        self._horizon_s = agent_timeout_s
+        self._ego_radius_m = bounding_radius(setup.body.length_m, setup.body.width_m)
+        # (x [m], y [m], speed [m/s]) of the newest ego state (the loop's thread sets it)
+        self.ego_motion: tuple[float, float, float] | None = None
         self._snapshots = AgentSnapshots()
         self.pub = node.create_publisher(VehicleDamage, "accidents/damage", qos.LATCHED)
         node.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
@@ -50,9 +55,15 @@ class EgoCrashLink:
                                f"{map_file} and the traffic agents")
 
     def _on_agents(self, msg: TrafficAgentArray) -> None:
-        """The agents of every shard still alive at the loop's time, to the physics."""
+        """The agents of every shard still alive at the loop's time that can reach the ego
+        before the set is stale (AgentArrays.near), to the physics; none before the first ego
+        state (the next set comes a traffic step later)."""
         self._snapshots.update(msg)
-        self._hand_over(agent_arrays(self._snapshots.current(self._now_ns(), self._timeout_ns)))
+        ego = self.ego_motion
+        if ego is None:
+            return
+        agents = agent_arrays(self._snapshots.current(self._now_ns(), self._timeout_ns))
+        self._hand_over(agents.near(*ego, self._ego_radius_m, self._horizon_s))
 
     def log_contact(self, line: str) -> None:
         self.node.get_logger().info(line)
