@@ -73,7 +73,9 @@ class AccidentNode(Node):
         self.ego_size = (chassis.length_m, chassis.width_m)
         self.watch = AccidentWatch(self.p, self.ego_size)  # the law (core.accident.watch)
         AccidentDetector.warm_up()  # numba compile before the first sample, not at first contact
-        self.agents = AgentSnapshots()
+        self.agents = AgentSnapshots(
+            lambda line: self.get_logger().warning(line, throttle_duration_sec=5.0),
+            "the contact checks")
         self.events = 0
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)

@@ -45,7 +45,9 @@ class EgoCrashLink:
         self._ego_radius_m = bounding_radius(setup.body.length_m, setup.body.width_m)
         # (x [m], y [m], speed [m/s]) of the newest ego state (the loop's thread sets it)
         self.ego_motion: tuple[float, float, float] | None = None
-        self._snapshots = AgentSnapshots()
+        self._snapshots = AgentSnapshots(
+            lambda line: node.get_logger().warning(line, throttle_duration_sec=5.0),
+            "the ego's crash contacts")
         self.pub = node.create_publisher(VehicleDamage, "accidents/damage", qos.LATCHED)
         node.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
                                  qos.AGENTS_IN)

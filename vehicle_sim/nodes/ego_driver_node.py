@@ -62,7 +62,9 @@ class EgoDriverNode(Node):
         self.autopilot = Autopilot(network, vehicle, self.p)
         self.state: VehicleState | None = None
         self._last_command: VehicleControl | None = None
-        self.agents = AgentSnapshots()
+        self.agents = AgentSnapshots(
+            lambda line: self.get_logger().warning(line, throttle_duration_sec=5.0),
+            "the autopilot's leaders and junctions")
         self.lights: dict[str, int] = {}
         self.pub = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
