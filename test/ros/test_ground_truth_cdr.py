@@ -196,6 +196,21 @@ def test_decode_equals_deserialize_message(inputs):
                            a.yaw_rate, a.acceleration, a.length, a.width, a.lateral_speed)
 
 
+def test_the_agent_count_is_read_from_the_bytes_as_deserialize_message_gives_it(inputs):
+    """The monitor's count (gc.agent_count), without decoding an agent; a cut message before
+    the count, or no CDR, is a ValueError."""
+    for data in inputs:
+        assert gc.agent_count(data) == len(deserialize_message(data, TrafficAgentArray).agents)
+    msg = TrafficAgentArray(source="traffic_1", agents=[TrafficAgent(id=i) for i in range(5)])
+    msg.header.frame_id = "map"
+    data = serialize_message(msg)
+    assert gc.agent_count(data) == 5
+    with pytest.raises(ValueError, match="string|before the agents"):
+        gc.agent_count(data[:20])
+    with pytest.raises(ValueError, match="encapsulation ffff"):
+        gc.agent_count(b"\xff\xff" + data[2:])
+
+
 def test_big_endian_or_truncated_input_is_refused(inputs):
     data = inputs[1]
     assert gc.decode_agents(b"\x00\x00" + data[2:]) is None  # big endian: deserialize_message

@@ -69,14 +69,28 @@ class Agents:
 BIG_ENDIAN = b"\x00\x00"  # CDR big endian: deserialize_message serves
 
 
-def _string(body: memoryview, at: int) -> tuple[str, int]:
+def _string(body: memoryview, at: int, order: str = "little") -> tuple[str, int]:
     """(text, offset after it) of the CDR string whose uint32 length (its NUL included) is at
     ``at``; ValueError when it does not fit in the message."""
     at = (at + 3) & -4
-    size = int.from_bytes(body[at:at + 4], "little")
+    size = int.from_bytes(body[at:at + 4], order)
     if not 1 <= size <= len(body) - at - 4:
         raise ValueError(f"a string of {size} bytes at byte {at} of {len(body)}")
     return bytes(body[at + 4:at + 3 + size]).decode(), at + 4 + size
+
+
+def agent_count(data: bytes) -> int:
+    """How many agents a TrafficAgentArray's CDR bytes announce, read from its sequence length
+    (no agent decoded: 2,000 agents deserialised take ~135 ms of a reader's thread); ValueError
+    when the bytes do not hold the header and source strings."""
+    if data[:2] not in (ENCAPSULATION[:2], BIG_ENDIAN):
+        raise ValueError(f"encapsulation {bytes(data[:2]).hex()} is not XCDR1 (CDR)")
+    order = "little" if data[:2] == ENCAPSULATION[:2] else "big"
+    body = memoryview(data)[4:]
+    at = (_string(body, _string(body, 8, order)[1], order)[1] + 3) & -4
+    if at + 4 > len(body):
+        raise ValueError(f"{len(data)} bytes end before the agents' count")
+    return int.from_bytes(body[at:at + 4], order)
 
 
 def decode_agents(data: bytes) -> Agents | None:
