@@ -77,6 +77,7 @@ class AccidentNode(Node):
             lambda line: self.get_logger().warning(line, throttle_duration_sec=5.0),
             "the contact checks")
         self.events = 0
+        self._columns: tuple[int, list] = (-1, [])  # (agents.version, _current's columns)
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
@@ -104,11 +105,16 @@ class AccidentNode(Node):
 
     def _current(self, t_ns: int) -> list[tuple[int, dict[str, np.ndarray]]]:
         """Every shard's current agents (agent_inputs: no ghosts, none timed out) as columns,
-        one set per stamp."""
-        by_stamp: dict[int, list] = {}
-        for stamp_ns, a in self.agents.current(t_ns, round(self.p.agent_timeout_s * 1e9)):
-            by_stamp.setdefault(stamp_ns, []).append(a)
-        return [(stamp_ns, agent_columns(agents)) for stamp_ns, agents in by_stamp.items()]
+        one set per stamp; built again only when the sets changed (every 100 Hz state asks:
+        2,000 agents take ~33 ms to build)."""
+        current = self.agents.current(t_ns, round(self.p.agent_timeout_s * 1e9))
+        if self._columns[0] != self.agents.version:
+            by_stamp: dict[int, list] = {}
+            for stamp_ns, a in current:
+                by_stamp.setdefault(stamp_ns, []).append(a)
+            self._columns = (self.agents.version, [(stamp_ns, agent_columns(agents))
+                                                   for stamp_ns, agents in by_stamp.items()])
+        return self._columns[1]
 
     def _report(self, detect) -> None:
         try:

@@ -25,8 +25,10 @@ class AgentSnapshots:
         # owner -> (stamp [ns], agents, the source whose array held them)
         self._by_owner: dict[int, tuple[int, list[TrafficAgent], str]] = {}
         self._warn, self._use = warn, use  # a line per dropped set, and what they miss
+        self.version = 0  # changes whenever the sets do (a reader may cache what it built)
 
     def update(self, msg: TrafficAgentArray) -> None:
+        self.version += 1
         t_ns = conv.to_ns(msg.header.stamp)
         fresh: dict[int, list[TrafficAgent]] = {}
         for a in msg.agents:
@@ -47,6 +49,7 @@ class AgentSnapshots:
         stale = [(o, v) for o, v in self._by_owner.items() if abs(t_ns - v[0]) > timeout_ns]
         for owner, (stamp, agents, _) in stale:
             del self._by_owner[owner]
+            self.version += 1
             if self._warn is not None and agents:
                 self._warn(f"traffic/agents of shard {owner} are {(t_ns - stamp) * 1e-9:+.2f} s "
                            f"from the time they are used at (timeout {timeout_ns * 1e-9:g} s): "
