@@ -30,6 +30,7 @@ from pathlib import Path
 
 from vehicle_sim import graph, ros_distro
 from vehicle_sim.core.config import ConfigError
+from vehicle_sim.core.parent_death import die_with_parent
 from vehicle_sim.core.ros_yaml import yaml_text
 from vehicle_sim.engine_setup import engine_params
 from vehicle_sim.paths import config_path, executable
@@ -44,6 +45,7 @@ from vehicle_sim.scenario_check import check_one_world
 
 STOP_GRACE_S = 10.0  # SIGINT, then SIGTERM after this, then SIGKILL
 REFUSED = 2  # a node's (and the runner's) exit code for a configuration it refuses
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)  # end the run
 
 
 @dataclass
@@ -137,13 +139,20 @@ class Runner:
         self.children, self.env, self.progress = children, env, progress
         self._lock = threading.Lock()
         self.output_closed = False  # our stdout's reader went away (`| head`): the run ends
+        self.stopped_by: list[int] = []  # the signals that stopped the run, first first
         self._stdout_errors = select.poll()  # POLLERR on a pipe whose reader is gone, before
         self._stdout_errors.register(sys.stdout.fileno(), 0)  # any write (a quiet graph)
 
     def start(self, child: Child) -> None:
+        runner_pid = os.getpid()
+        # in a session of its own (a terminal's Ctrl-C reaches the runner alone, which stops
+        # the nodes in order), and ended as by Ctrl-C when the runner ends however it ends
+        # (SIGKILL, a closed terminal): no node outlives its run
         child.proc = subprocess.Popen(child.command, env=self.env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, start_new_session=True,
-                                      text=True, bufsize=1)
+                                      text=True, bufsize=1,
+                                      preexec_fn=lambda: die_with_parent(runner_pid,
+                                                                         signal.SIGINT))
         child.exit_code, child.restart_at = None, None
         reader = threading.Thread(target=self._pump, args=(child.spec.name, child.proc),
                                   daemon=True)
@@ -185,7 +194,9 @@ class Runner:
                 reason = self._check(child)
                 if reason:
                     return reason
-        return "interrupted (Ctrl-C)"
+        by = self.stopped_by[0] if self.stopped_by else signal.SIGINT
+        return "interrupted (Ctrl-C)" if by == signal.SIGINT else \
+            f"interrupted ({signal.Signals(by).name})"
 
     def _check(self, child: Child) -> str:
         now = time.monotonic()
@@ -320,8 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{env['ROS_DOMAIN_ID']}, discovery {args['discovery_range']}"
                 f"{' (loopback-only DDS profile)' if loopback else ''}")
     stop = threading.Event()
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for sig in STOP_SIGNALS:  # (SIGHUP: the terminal closed, an ssh session dropped)
+        signal.signal(sig, lambda signum, _: (runner.stopped_by.append(signum), stop.set()))
     try:
         for child in children:
             runner.start(child)

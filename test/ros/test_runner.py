@@ -185,6 +185,36 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary(tmp_path):
     assert "interrupted (Ctrl-C)" in out and "vehicle_sim run summary" in out
 
 
+def gone(pid: int) -> bool:
+    """The process has ended (or is a zombie waiting for its reaper)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGKILL])
+def test_no_node_outlives_a_runner_that_is_hung_up_or_killed(tmp_path, sig):
+    """A closed terminal (SIGHUP) stops the run as Ctrl-C does; a killed runner's nodes get
+    SIGINT from the kernel (PR_SET_PDEATHSIG) and end: no node runs on, orphaned."""
+    proc, lines = start_runner("--duration", "0", "--record_dir", str(tmp_path))
+    nodes = [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                            text=True).stdout.split()]
+    assert len(nodes) >= 5, nodes
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    out = "".join(lines) + proc.communicate(timeout=60)[0]
+    if sig == signal.SIGHUP:
+        assert proc.returncode == 0 and "interrupted (SIGHUP)" in out, out
+    deadline = time.monotonic() + 30.0
+    while not all(gone(p) for p in nodes) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [p for p in nodes if not gone(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"{len(left)} nodes outlived the runner"
+
+
 def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
     """LOCALHOST discovery alone still leaves rmw_fastrtps listening on 0.0.0.0 and on every
     interface: the runner gives its nodes the loopback-only profile, checked on the real

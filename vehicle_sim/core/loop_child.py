@@ -10,10 +10,7 @@ permitted) is the only sender of events and takes the node's commands from the s
 """
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
-import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -24,6 +21,7 @@ from vehicle_sim.core.command_slot import CommandSlot
 from vehicle_sim.core.dynamics_params import DynamicsParams
 from vehicle_sim.core.loop_events import event, step_event
 from vehicle_sim.core.loop_process import LoopSetup
+from vehicle_sim.core.parent_death import die_with_parent
 from vehicle_sim.core.realtime import (
     PLATFORM_LOOP_PRIORITY,
     freeze_start_heap,
@@ -34,26 +32,16 @@ from vehicle_sim.core.sim_loop import Hooks, SimLoop, step_outputs
 from vehicle_sim.core.vehicle.factory import build_model
 from vehicle_sim.core.vehicle.interface import VehicleModel
 
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
 def loop_model(setup: LoopSetup) -> VehicleModel:
     """The setup's vehicle model, compiled by one step (core.vehicle.factory.build_model)."""
     p = setup.params
     return build_model(p.model, setup.vehicle, p.integrator, p.dt_ns * 1e-9, setup.terrain)
 
 
-def _die_with_parent(parent_pid: int) -> None:
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent_pid:  # the parent died before the prctl
-        os._exit(1)
-
-
 def main(argv: list[str]) -> None:
     """The physics process (``PARENT_PID REQ_FD EVT_FD SLOT_FD``): build, report ready, wait for the
     start, run the loop (module docstring); exit 0, 1 (failed) or 2 (refused)."""
-    _die_with_parent(int(argv[0]))
+    die_with_parent(int(argv[0]))
     requests = Connection(int(argv[1]), writable=False)
     events = Connection(int(argv[2]), readable=False)
     try:
