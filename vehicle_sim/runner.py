@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import select
 import shutil
 import signal
@@ -45,6 +46,8 @@ from vehicle_sim.scenario_check import check_one_world
 
 STOP_GRACE_S = 10.0  # SIGINT, then SIGTERM after this, then SIGKILL
 REFUSED = 2  # a node's (and the runner's) exit code for a configuration it refuses
+# a node's line naming the file it records to (nodes.recorder_node, nodes.engine_node)
+RECORDING_LINE = re.compile(r"recording to (.+\.mcap)\s*$")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)  # end the run
 
 
@@ -140,6 +143,7 @@ class Runner:
         self._lock = threading.Lock()
         self.output_closed = False  # our stdout's reader went away (`| head`): the run ends
         self.stopped_by: list[int] = []  # the signals that stopped the run, first first
+        self.recordings: list[Path] = []  # the MCAP files the nodes said they write
         self._stdout_errors = select.poll()  # POLLERR on a pipe whose reader is gone, before
         self._stdout_errors.register(sys.stdout.fileno(), 0)  # any write (a quiet graph)
 
@@ -161,6 +165,9 @@ class Runner:
 
     def _pump(self, name: str, proc: subprocess.Popen) -> None:
         for line in proc.stdout:
+            written = RECORDING_LINE.search(line)
+            if written:  # this run's own file (another run may write in the same folder)
+                self.recordings.append(Path(written.group(1)))
             with self._lock:
                 if line.startswith(PROGRESS_MARK):
                     status = parse_progress(line)
@@ -324,7 +331,6 @@ def main(argv: list[str] | None = None) -> int:
         env[PROGRESS_ENV] = "1"
         progress = ProgressLine(float(args["duration"]) if _finite(args["duration"]) else 0.0)
     runner = Runner(children, env, progress)
-    started_wall = time.time()
     loopback = any(graph.LOOPBACK_PROFILE in env.get(var, "")
                    for var in ros_distro.PROFILE_VARIABLES)
     runner._say(f"scenario {args['scenario']}: {scenario.description}; ROS_DOMAIN_ID="
@@ -343,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     runner.end_progress()
     runner._emit(report(children, reason) + "\n")
     if args["record"] == "true":
-        report_recording(Path(args["record_dir"]), started_wall, runner._say)
+        report_recording(runner.recordings, runner._say)
     failed = [c for c in children
               if c.spec.name not in VIEWERS and c.exit_code not in (0, -signal.SIGINT)]
     if any(c.exit_code == REFUSED for c in failed):  # (viewers are not in failed)
@@ -369,15 +375,16 @@ def _finite(text: str) -> bool:
         return False
 
 
-def report_recording(record_dir: Path, since_wall: float, say: Callable[[str], None]) -> None:
-    """vehicle_sim_report on the recording this run wrote (the newest MCAP since it started);
-    a report that cannot be made is one line, never the run's failure."""
-    new = [p for p in record_dir.glob("*.mcap") if p.stat().st_mtime >= since_wall - 1.0]
-    if not new:
+def report_recording(recordings: list[Path], say: Callable[[str], None]) -> None:
+    """vehicle_sim_report on the recording this run wrote (the last file a node of the run
+    said it records to: not the newest in the folder, which may be another run's); a report
+    that cannot be made is one line, never the run's failure."""
+    existing = [p for p in recordings if p.is_file()]
+    if not existing:
         say("no recording found for the report")
         return
     from vehicle_sim.report.cli import write_report  # matplotlib: only for recorded runs
-    recording = max(new, key=lambda p: p.stat().st_mtime)
+    recording = existing[-1]
     try:
         files = write_report(recording, recording.parent)
     except ValueError as exc:

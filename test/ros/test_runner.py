@@ -215,6 +215,22 @@ def test_no_node_outlives_a_runner_that_is_hung_up_or_killed(tmp_path, sig):
     assert not left, f"{len(left)} nodes outlived the runner"
 
 
+def test_the_report_is_of_the_runs_own_recording_not_the_newest_file_in_its_folder(tmp_path):
+    """Another writer's unfinished MCAP, newer than this run's, in the same folder: the runner
+    reports the file its node said it records to."""
+    other = tmp_path / "vehicle_sim-other-run.mcap"
+    other.write_bytes(b"\x89MCAP0\r\n unfinished")
+    later = time.time() + 3600.0
+    os.utime(other, (later, later))
+    result = run("--engine", "true", "--mode", "lockstep", "--duration", "2", "--record", "true",
+                 "--record_dir", str(tmp_path), "--timeout", "100", timeout=150)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-3000:]
+    own = [p for p in tmp_path.glob("*.mcap") if p != other]
+    assert len(own) == 1 and f"recording to {own[0]}" in out, out[-3000:]
+    assert "no report" not in out and f"report: {tmp_path}" in out, out[-3000:]
+
+
 def test_a_local_run_opens_dds_sockets_on_loopback_only(tmp_path):
     """LOCALHOST discovery alone still leaves rmw_fastrtps listening on 0.0.0.0 and on every
     interface: the runner gives its nodes the loopback-only profile, checked on the real

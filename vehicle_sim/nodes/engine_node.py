@@ -136,6 +136,7 @@ class EngineNode(Node):
             self.p.base_link, self.engine.vehicle, d.model), qos.RELIABLE_STREAM, rec)
         if rec is not None:  # every edge is added: the channels offer all their publishers' QoS
             rec.start()
+            self.get_logger().info(f"recording to {rec.file.path}")  # (the runner reports it)
         network = self.engine.world.sim.network
         self.encoder = tm.AgentEncoder(network.lane_names)
         self.imu_encoder = state_cdr.ImuEncoder(self.ep.imu.frame_id)
