@@ -48,13 +48,42 @@ class McapRecording:
         self.counts: dict[str, int] = {}  # messages written per topic
         self._first_ns: int | None = None
         self._last_ns = 0
+        # why the file stopped taking messages (a full disk, an I/O error): then every call
+        # does nothing, and the caller says it once (new_failure)
+        self.failure = ""
+        self._failure_said = False
 
     def has_channel(self, topic: str) -> bool:
         return topic in self._channels
 
+    def new_failure(self) -> str:
+        """The failure's line the first time it is asked for after the failure, else ''."""
+        if not self.failure or self._failure_said:
+            return ""
+        self._failure_said = True
+        return self.failure
+
+    def _fail(self, exc: OSError, t_ns: int) -> None:
+        """Stop taking messages: the file keeps what was written (readable up to its last
+        complete chunk, vehicle_sim_report says it is cut short)."""
+        self.failure = (f"{self.path}: {exc.strerror or exc}; recording stopped at "
+                        f"t={t_ns * 1e-9:.3f} s after {self.message_count} messages")
+        try:
+            self._file.close()
+        except OSError:
+            pass
+
     def add_channel(self, topic: str, datatype: str, schema: str, qos_yaml: str) -> None:
         """The channel of ``topic`` (type 'pkg/msg/Type' with its ros2msg ``schema`` text,
         recording.ros2msg_schema), offered with the QoS of ``qos_yaml``."""
+        if self.failure:
+            return
+        try:
+            self._add_channel(topic, datatype, schema, qos_yaml)
+        except OSError as exc:
+            self._fail(exc, self._last_ns)
+
+    def _add_channel(self, topic: str, datatype: str, schema: str, qos_yaml: str) -> None:
         if datatype not in self._schemas:
             self._schemas[datatype] = self._writer.register_schema(
                 name=datatype, encoding="ros2msg", data=schema.encode())
@@ -66,16 +95,30 @@ class McapRecording:
 
     def add_message(self, topic: str, log_time_ns: int, data: bytes) -> None:
         """One serialized message of a topic whose channel is added, logged at log_time_ns."""
+        if self.failure:
+            return
         self._first_ns = (log_time_ns if self._first_ns is None
                           else min(self._first_ns, log_time_ns))
         self._last_ns = max(self._last_ns, log_time_ns)
-        self._writer.add_message(channel_id=self._channels[topic], log_time=log_time_ns,
-                                 data=data, publish_time=log_time_ns,
-                                 sequence=self.counts[topic])
+        try:
+            self._writer.add_message(channel_id=self._channels[topic], log_time=log_time_ns,
+                                     data=data, publish_time=log_time_ns,
+                                     sequence=self.counts[topic])
+        except OSError as exc:
+            self._fail(exc, log_time_ns)
+            return
         self.counts[topic] += 1
 
     def finish(self) -> None:
-        """The metadata, the MCAP summary, and the file closed."""
+        """The metadata, the MCAP summary, and the file closed (nothing after a failure)."""
+        if self.failure:
+            return
+        try:
+            self._finish()
+        except OSError as exc:
+            self._fail(exc, self._last_ns)
+
+    def _finish(self) -> None:
         topics = [RecordedTopic(t, *self._topics[t], n) for t, n in self.counts.items()]
         distro = ros_distro(os.environ)
         self._writer.add_metadata("rosbag2", {

@@ -91,6 +91,9 @@ class EdgeRecording:
             datatype, schema, profiles = self._topics[topic]
             self.file.add_channel(topic, datatype, schema, offered_qos_yaml(profiles))
         self.file.add_message(topic, t_ns, data)
+        failure = self.file.new_failure()
+        if failure:  # the run goes on, unrecorded
+            self._log.error(failure)
 
     def finish(self) -> str:
         """The file closed; a line that says what it holds."""
@@ -98,6 +101,8 @@ class EdgeRecording:
         with self._lock:
             self._finished = True
             self.file.finish()
+        if self.file.failure:
+            return f"recording cut short: {self.file.failure}"
         return (f"recorded {self.file.message_count} messages on {len(self.file.counts)} "
                 f"topics to {self.file.path}")
 

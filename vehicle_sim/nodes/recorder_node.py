@@ -143,13 +143,21 @@ class RecorderNode(Node):
         if not self.recording.has_channel(topic):
             self._channel(topic)
         self.recording.add_message(topic, self.get_clock().now().nanoseconds, data)
+        failure = self.recording.new_failure()
+        if failure:  # the run goes on (a lockstep recorder still acknowledges), unrecorded
+            self.get_logger().error(failure)
         if topic == STATE_TOPIC and self.lockstep is not None:
             self.lockstep.pump()
 
     def stop(self) -> None:
         self.recording.finish()
-        self.get_logger().info(f"wrote {self.recording.message_count} messages on "
-                               f"{len(self.recording.counts)} topics to {self.path}")
+        r = self.recording
+        if r.failure:
+            line = r.new_failure() or f"recording cut short: {r.failure}"
+            self.get_logger().error(line)
+            return
+        self.get_logger().info(f"wrote {r.message_count} messages on {len(r.counts)} topics "
+                               f"to {self.path}")
 
 
 STATE_TOPIC = "/vehicle/state"
