@@ -55,6 +55,11 @@ KNOWN_TOPICS = {
     "/motion/cue": ("vehicle_sim/msg/MotionCue", qos.STREAM),
     "/imu/data": ("sensor_msgs/msg/Imu", qos.SENSOR),
     "/gnss/fix": ("sensor_msgs/msg/NavSatFix", qos.SENSOR),
+    "/gnss/velocity": ("geometry_msgs/msg/TwistWithCovarianceStamped", qos.SENSOR),
+    # from the first frame: a bag replayed into a filter needs the transforms of its first
+    # samples (found by discovery, /tf missed its first ~0.2 s)
+    "/tf": ("tf2_msgs/msg/TFMessage", qos.TF),
+    "/tf_static": ("tf2_msgs/msg/TFMessage", qos.TF_STATIC),
     "/faults/status": ("vehicle_sim/msg/FaultStatus", qos.FAULT_STATUS),
 }
 
