@@ -1,6 +1,10 @@
 """The run summary (core.run_summary): the run's real-time factor, and a summary file that cannot
 be written costs only the file, never the text."""
+import errno
 import json
+import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +50,29 @@ def test_a_record_dir_that_cannot_be_written_keeps_the_summary_text(tmp_path):
     (path,) = (tmp_path / "runs").glob("summary-*.json")
     assert f"written to: {path}" in text.replace("  ", "")
     assert json.loads(path.read_text())["sim_time_s"] == 5.0
+
+
+def test_a_full_disk_leaves_no_partial_summary(tmp_path, monkeypatch):
+    """Issue: a full disk left a 0-byte summary-*.json (vehicle_sim_sweep failed on it) while the
+    log said "not written". The write is all or nothing: no summary file, no temporary file."""
+    def full_disk(path, text, *args, **kwargs):
+        with open(path, "w") as f:
+            f.write(text[:10])  # what fitted
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    text = write_summary(RunSummary(sim_time_s=5.0), str(tmp_path), [], {})
+    assert "not written" in text and "No space left on device" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_summaries_of_the_same_second_do_not_overwrite_each_other(tmp_path, monkeypatch):
+    """Issue: two runs ending in one second in one folder wrote the same summary-<time>.json."""
+    monkeypatch.setattr(time, "strftime", lambda *_: "20250101-120000")
+    for sim_s in (1.0, 2.0, 3.0):
+        write_summary(RunSummary(sim_time_s=sim_s), str(tmp_path), [], {})
+    pid = os.getpid()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["summary-20250101-120000-%d-2.json" % pid,
+                     "summary-20250101-120000-%d.json" % pid, "summary-20250101-120000.json"]
+    times = {json.loads((tmp_path / n).read_text())["sim_time_s"] for n in names}
+    assert times == {1.0, 2.0, 3.0}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -125,14 +126,51 @@ def write_summary(summary: RunSummary, record_dir: str, accident_details: list[d
         hit = [f"{DAMAGE_PARTS[k]} {LEVEL_NAMES[lv]}" for k, lv in enumerate(d["level"]) if lv]
         text += f"\n{'damage ' + body:>22}: {', '.join(hit) or 'none'}"
     if record_dir:
-        path = Path(record_dir) / f"summary-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        folder = Path(record_dir)
         data = summary.as_dict()
         data["accident_details"] = accident_details  # parts: AccidentEvent.PART_*
         data["damage"] = damage  # per body: VehicleDamage parts (impulse, level)
         try:  # the text is the run's result: a folder it cannot write to costs only the file
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(data, indent=2))
+            path = write_new(folder, f"summary-{time.strftime('%Y%m%d-%H%M%S')}", ".json",
+                             json.dumps(data, indent=2))
             text += f"\n{'written to':>22}: {path}"
         except OSError as exc:
-            text += f"\n{'not written':>22}: {path} ({exc.strerror or exc})"
+            text += f"\n{'not written':>22}: {folder} ({exc.strerror or exc})"
     return text
+
+
+MAX_NAME_CLASHES = 100  # summaries of one second in one folder before a write gives up
+
+
+def write_new(folder: Path, stem: str, suffix: str, text: str) -> Path:
+    """``text`` as a new file <stem><suffix> in ``folder`` (<stem>-<pid>[-<n>]<suffix> when that
+    name is taken: never over another run's summary), whole or not at all: it is written to a
+    hidden temporary file beside it and renamed (a full disk left a 0-byte summary, which
+    vehicle_sim_sweep could not read, while the log said "not written"). OSError on failure."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{stem}-{os.getpid()}{suffix}.tmp"
+    try:
+        tmp.write_text(text)
+        path = _claim(folder, stem, suffix)
+        try:
+            os.replace(tmp, path)
+        except OSError:
+            path.unlink(missing_ok=True)  # the empty file that held the name
+            raise
+    finally:
+        tmp.unlink(missing_ok=True)  # gone already after a rename
+    return path
+
+
+def _claim(folder: Path, stem: str, suffix: str) -> Path:
+    """A name no file has yet, created empty (exclusively: "x"), as recording_writer's
+    McapRecording does for its MCAP files: <stem>, then <stem>-<pid>, then a counter."""
+    names = [stem, f"{stem}-{os.getpid()}",
+             *(f"{stem}-{os.getpid()}-{n}" for n in range(2, MAX_NAME_CLASHES))]
+    for name in names:
+        try:
+            with open(folder / f"{name}{suffix}", "x"):
+                return folder / f"{name}{suffix}"
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{len(names)} files named {stem}[-...]{suffix} in {folder}")
