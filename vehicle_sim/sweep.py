@@ -3,7 +3,10 @@
 Each seed is a vehicle_sim_run process with its own ROS_DOMAIN_ID (the runs cannot see each
 other) and loopback discovery, its summary and log in <out>/seed-<n>/. A run that fails is a row
 with its exit code, and its last log lines are printed; the exit code is 1 when any run failed
-or broke a criterion given on the command line (e.g. --max-accidents 0), so CI can use it.
+or broke a criterion given on the command line (e.g. --max-accidents 0), so CI can use it. Ctrl-C
+starts no further run and stops the running ones (SIGINT: each runner ends its nodes and writes
+its summary); the table then holds the runs that ended, those stopped marked "interrupted", and
+the exit code is 130.
 """
 from __future__ import annotations
 
@@ -12,8 +15,10 @@ import csv
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -25,6 +30,7 @@ from vehicle_sim.progress import on_terminal
 MAX_SEEDS = 10_000
 MAX_SEED = 2**31 - 1
 LOG_TAIL_LINES = 15
+INTERRUPTED = 130  # exit code after Ctrl-C (128 + SIGINT, as a shell's)
 COLUMNS = ("seed", "exit_code", "status", "sim_time_s", "distance_m", "max_speed_mps",
            "accidents", "traffic_agents_max", "real_time_factor", "overruns",
            "lateness_p99_max_s", "command_timeouts", "wall_time_s")
@@ -55,8 +61,46 @@ def run_command(options: argparse.Namespace, seed: int, folder: Path, domain: in
             "--discovery_range", "LOCALHOST", "--timeout", str(options.timeout)]
 
 
-def run_seed(options: argparse.Namespace, seed: int, domains: queue.Queue) -> dict:
-    """One run; returns its table row (the summary's values, or the failure)."""
+class Runs:
+    """The sweep's running runner processes, and its stop (Ctrl-C): once stopped, no run starts
+    (a queued seed that the executor had already handed to a thread included)."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self._lock = threading.Lock()  # a start and the stop are one after the other
+        self._procs: dict[int, subprocess.Popen] = {}
+
+    def start(self, seed: int, command: list[str], log) -> subprocess.Popen | None:
+        """The run of ``seed`` started with its output to ``log``; None after the stop."""
+        with self._lock:
+            if self.stop.is_set():
+                return None
+            self._procs[seed] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                                 stdin=subprocess.DEVNULL)
+            return self._procs[seed]
+
+    def ended(self, seed: int) -> None:
+        with self._lock:
+            self._procs.pop(seed, None)
+
+    def interrupt(self) -> int:
+        """Stop: no further start, SIGINT to each running run (a Ctrl-C at a terminal sent it
+        one already, a kill of the sweep alone did not; the runner takes a second one as the
+        first). Returns how many were running."""
+        with self._lock:
+            self.stop.set()
+            procs = list(self._procs.values())
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        return len(procs)
+
+
+def run_seed(options: argparse.Namespace, seed: int, domains: queue.Queue,
+             runs: Runs) -> dict | None:
+    """One run; returns its table row (the summary's values, or the failure), None when the
+    sweep was stopped before it started. A run that ended after the stop is "interrupted"
+    (its summary is of a part of the run, not a result)."""
     folder = options.out / f"seed-{seed}"
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "run.log"
@@ -64,21 +108,40 @@ def run_seed(options: argparse.Namespace, seed: int, domains: queue.Queue) -> di
     started = time.time()  # a reused --out folder keeps older summaries: only this run's count
     try:
         with open(log, "w") as out:
-            code = subprocess.run(run_command(options, seed, folder, domain), stdout=out,
-                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
+            proc = runs.start(seed, run_command(options, seed, folder, domain), out)
+            code = None if proc is None else proc.wait()
     finally:
         domains.put(domain)
+        runs.ended(seed)
+    if code is None:
+        return None
     row = {"seed": seed, "exit_code": code, "status": "ok" if code == 0 else f"failed ({code})"}
-    summaries = sorted(p for p in folder.glob("summary-*.json")
-                       if p.stat().st_mtime >= started - 1.0)
-    if summaries:
-        summary = json.loads(summaries[-1].read_text())
-        row.update({k: summary.get(k, "") for k in COLUMNS if k in summary})
-    elif code == 0:
-        row.update(exit_code=code, status="failed (no summary)")
+    _add_summary(row, folder, started)
+    if runs.stop.is_set():
+        row["status"] = "interrupted"
     if row["status"] != "ok":
         row["log_tail"] = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
     return row
+
+
+def _add_summary(row: dict, folder: Path, started: float) -> None:
+    """The values of the run's summary (the newest in ``folder`` since ``started``) into
+    ``row``; a run that exited 0 without one, or whose summary does not read as a JSON object
+    (a 0-byte file of a full disk raised out of the sweep, which then wrote no table), fails."""
+    summaries = sorted(p for p in folder.glob("summary-*.json")
+                       if p.stat().st_mtime >= started - 1.0)
+    if not summaries:
+        if row["exit_code"] == 0:
+            row["status"] = "failed (no summary)"
+        return
+    try:
+        summary = json.loads(summaries[-1].read_text())
+        if not isinstance(summary, dict):
+            raise ValueError(f"a JSON {type(summary).__name__}, not an object")
+    except (OSError, ValueError) as exc:  # (json.JSONDecodeError and UnicodeError are)
+        row["status"] = f"failed (unreadable summary: {summaries[-1].name}: {exc})"
+        return
+    row.update({k: summary.get(k, "") for k in COLUMNS if k in summary})
 
 
 def judge(row: dict, options: argparse.Namespace) -> str:
@@ -157,32 +220,52 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     options = parse(argv)
     options.out.mkdir(parents=True, exist_ok=True)
+    rows, stopped = run_all(options)
+    broken = 0
+    for row in rows:
+        row["verdict"] = judge(row, options)
+        broken += bool(row["verdict"])
+        if row["verdict"] and not stopped:
+            print(f"seed {row['seed']}: {row['verdict']}", file=sys.stderr)
+            for line in row.get("log_tail", []):
+                print(f"  seed {row['seed']} | {line}", file=sys.stderr)
+    csv_path, png_path = write_table(rows, options.out)
+    if stopped:
+        cut = sum(r["status"] == "interrupted" for r in rows)
+        print(f"vehicle_sim_sweep: interrupted: {len(rows) - cut} runs finished, {cut} stopped, "
+              f"{len(options.seed_list) - len(rows)} not started; table: {csv_path}, "
+              f"{png_path}", file=sys.stderr)
+        return INTERRUPTED
+    print(f"{len(rows)} runs, {broken} failed or broke a criterion; table: {csv_path}, "
+          f"{png_path}")
+    return 1 if broken else 0
+
+
+def run_all(options: argparse.Namespace) -> tuple[list[dict], bool]:
+    """Each seed's row, by seed, and whether Ctrl-C stopped the sweep: then the queued seeds
+    are cancelled and the running ones stopped (before, leaving the executor's block waited
+    for every queued seed to run, and the sweep ended in a traceback without a table)."""
     jobs = min(options.jobs, len(options.seed_list))
     base = int(os.environ.get("ROS_DOMAIN_ID", "") or 1 + os.getpid() % 60)
     domains: queue.Queue = queue.Queue()
     for j in range(jobs):  # distinct domains in 1..101, one per concurrent run
         domains.put(1 + (base + j) % 101)
-    rows = []
+    runs, rows, stopped = Runs(), [], False
     with ThreadPoolExecutor(max_workers=jobs) as pool, \
             tqdm(total=len(options.seed_list), desc="runs", unit="run",
                  disable=not on_terminal()) as bar:
-        futures = [pool.submit(run_seed, options, s, domains) for s in options.seed_list]
-        for future in as_completed(futures):
-            rows.append(future.result())
-            bar.update(1)
-    rows.sort(key=lambda r: r["seed"])
-    broken = 0
-    for row in rows:
-        row["verdict"] = judge(row, options)
-        if row["verdict"]:
-            broken += 1
-            print(f"seed {row['seed']}: {row['verdict']}", file=sys.stderr)
-            for line in row.get("log_tail", []):
-                print(f"  seed {row['seed']} | {line}", file=sys.stderr)
-    csv_path, png_path = write_table(rows, options.out)
-    print(f"{len(rows)} runs, {broken} failed or broke a criterion; table: {csv_path}, "
-          f"{png_path}")
-    return 1 if broken else 0
+        futures = [pool.submit(run_seed, options, s, domains, runs) for s in options.seed_list]
+        try:
+            for future in as_completed(futures):
+                rows.append(future.result())
+                bar.update(1)
+        except KeyboardInterrupt:
+            stopped = True
+            runs.interrupt()
+            pool.shutdown(wait=True, cancel_futures=True)  # the running ones end on SIGINT
+            rows = [f.result() for f in futures if not f.cancelled()]
+    rows = [r for r in rows if r is not None]
+    return sorted(rows, key=lambda r: r["seed"]), stopped
 
 
 if __name__ == "__main__":
