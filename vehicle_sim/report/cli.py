@@ -16,17 +16,28 @@ from vehicle_sim.report.sensors import error_stats, sensor_errors
 def write_report(recording: Path, out: Path,
                  gnss_origin: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> dict[str, Path]:
     """Write <stem>-*.png and <stem>-report.json into ``out``; returns what was written.
-    Raises ValueError (one line) for an unreadable or empty recording."""
+    Raises ValueError (one line) for an unreadable or empty recording, and for an ``out`` it
+    cannot write to (a full disk, a folder not writable: a traceback of vehicle_sim_report
+    and of the runner, which report ValueError in one line)."""
     rec = read_recording(recording)
     if len(rec.state) < 2:
         raise ValueError(f"{recording}: fewer than 2 /vehicle/state messages, nothing to report")
-    out.mkdir(parents=True, exist_ok=True)
     lanes, spec, map_note = load_lanes(rec.map_file)
     summary = summarize(rec, light_headings(lanes, rec.lights), stop_lines(lanes, spec))
     errors = sensor_errors(rec, gnss_origin)
     summary["sensor_errors"] = error_stats(errors)
     summary["notes"] = [*([map_note] if map_note else []), *rec.notes, *summary["notes"]]
-    stem = recording.stem
+    try:
+        return _write(rec, lanes, errors, summary, out)
+    except OSError as exc:
+        raise ValueError(f"{out}: report not written ({exc.strerror or exc})") from None
+
+
+def _write(rec, lanes, errors, summary: dict, out: Path) -> dict[str, Path]:
+    """The plots and the summary JSON of ``rec`` into ``out``; OSError when it cannot write,
+    ValueError (naming the recording) when the summary is no JSON."""
+    out.mkdir(parents=True, exist_ok=True)
+    stem = rec.path.stem
     files = {
         "path": plots.path_plot(rec, lanes, out / f"{stem}-path.png"),
         "speed": plots.speed_plot(rec, out / f"{stem}-speed.png"),
@@ -40,7 +51,7 @@ def write_report(recording: Path, out: Path,
     try:  # read_recording left NaN and infinities out: a JSON reader refuses them
         text = json.dumps(summary, indent=2, allow_nan=False)
     except ValueError as exc:
-        raise ValueError(f"{recording}: report not written ({exc})") from None
+        raise ValueError(f"{rec.path}: report not written ({exc})") from None
     files["summary"].write_text(text)
     return files
 

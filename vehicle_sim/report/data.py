@@ -1,13 +1,16 @@
 """A recording (MCAP with ros2msg schemas and CDR messages) as numpy arrays, without ROS.
 
 Decoded with mcap_ros2 (the schemas embedded in the file), so a recording made by another build
-of vehicle_sim still reads. Times are the messages' header stamps [s] of simulation time.
+of vehicle_sim still reads; a topic's channel must be of the type the report reads it as, and each
+message within its topic's bound (TOPICS), checked before it is decoded. Times are the messages'
+header stamps [s] of simulation time.
 """
 from __future__ import annotations
 
 import io
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -18,14 +21,40 @@ import zstandard
 from mcap.data_stream import ReadDataStream
 from mcap.exceptions import EndOfFile
 from mcap.reader import SeekingReader
-from mcap.records import Chunk
+from mcap.records import Channel, Chunk, Schema
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 
 from vehicle_sim.core.rotations import yaw_from_xyzw
+from vehicle_sim.core.traffic.mapfile import MAX_TOTAL_POINTS
+from vehicle_sim.core.traffic.params import MAX_AGENTS
 
-TOPICS = ("/vehicle/state", "/vehicle/control", "/bridge/active_source", "/sim/status",
-          "/traffic/agents", "/traffic/lights", "/accidents", "/imu/data", "/gnss/fix")
+MAGIC = b"\x89MCAP0\r\n"  # an MCAP file's first and last 8 bytes (its specification)
+FOOTER_BYTES = 1 + 8 + 8 + 8 + 4  # its footer record: opcode, length, 2 offsets, a CRC
+# [bytes] bounds of one message, checked before it is decoded with the file's own schema: a few
+# KB of zstd held a /vehicle/state of millions of 1-byte items, which took GBs as objects.
+# A fixed-size message (state, control, status, imu, gnss: < 1 KB) or an event's strings
+SMALL_MESSAGE_BYTES = 64 * 2**10
+# a TrafficAgent's CDR (nodes/ground_truth_cdr.py's layout): ~130 B with a lane name of ~10
+# characters, here with up to ~70: at MAX_AGENTS (1e6) a shard's array is < 200 MB
+AGENT_CDR_BYTES = 200
+# a TrafficLight's CDR: ~40 B with its "signal:lane" id of up to ~24 characters; a light per
+# lane end at most, a lane at least 2 of the map's MAX_TOTAL_POINTS (1e6): < 32 MB
+LIGHT_CDR_BYTES = 64
+# the topics the report reads: (the type it reads each as, the bound of one message [bytes])
+TOPICS = {
+    "/vehicle/state": ("vehicle_sim/msg/VehicleState", SMALL_MESSAGE_BYTES),
+    "/vehicle/control": ("vehicle_sim/msg/VehicleControl", SMALL_MESSAGE_BYTES),
+    "/bridge/active_source": ("std_msgs/msg/String", SMALL_MESSAGE_BYTES),
+    "/sim/status": ("vehicle_sim/msg/SimStatus", SMALL_MESSAGE_BYTES),
+    "/traffic/agents": ("vehicle_sim/msg/TrafficAgentArray",
+                        SMALL_MESSAGE_BYTES + MAX_AGENTS * AGENT_CDR_BYTES),
+    "/traffic/lights": ("vehicle_sim/msg/TrafficLightArray",
+                        SMALL_MESSAGE_BYTES + MAX_TOTAL_POINTS // 2 * LIGHT_CDR_BYTES),
+    "/accidents": ("vehicle_sim/msg/AccidentEvent", SMALL_MESSAGE_BYTES),
+    "/imu/data": ("sensor_msgs/msg/Imu", SMALL_MESSAGE_BYTES),
+    "/gnss/fix": ("sensor_msgs/msg/NavSatFix", SMALL_MESSAGE_BYTES),
+}
 # a decoded quaternion's (x, y, z, w), for yaw_from_xyzw: the nodes' yaw, to the bit
 _XYZW = attrgetter("x", "y", "z", "w")
 # [bytes] bound of any record and of what a chunk decompresses to, checked before it is: a
@@ -96,15 +125,19 @@ def read_recording(path: str | Path) -> Recording:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open
             raise ValueError("not a regular file")
         with open(path, "rb") as f:
-            reader = SeekingReader(f, decoder_factories=[DecoderFactory()],
-                                   record_size_limit=MAX_RECORD_BYTES)
+            _check_ends(f)
+            reader = SeekingReader(f, record_size_limit=MAX_RECORD_BYTES)
             _check_chunks(f, reader)
             for record in reader.iter_metadata():
                 if record.name == "vehicle_sim":
                     rec.map_file = record.metadata.get("map_file", "")
                     rec.vehicle_file = record.metadata.get("vehicle_file", "")
-            for _, channel, message, m in reader.iter_decoded_messages(topics=list(TOPICS)):
+            decoders = Decoders()
+            for schema, channel, message in reader.iter_messages(topics=list(TOPICS)):
+                m = decoders.decode(schema, channel, message.data)
                 _take(rec, rows, channel.topic, message.log_time, m)
+    except CutShort as exc:
+        raise ValueError(f"{path}: {exc}") from None
     except (OSError, ValueError, KeyError, EOFError) as exc:
         raise ValueError(f"{path}: not a readable vehicle_sim recording ({exc})") from None
     except EndOfFile:
@@ -115,6 +148,56 @@ def read_recording(path: str | Path) -> Recording:
             from None
     _columns(rec, rows)
     return rec
+
+
+class CutShort(ValueError):
+    """A recording that starts as an MCAP file but does not end as one."""
+
+
+def _check_ends(f) -> None:
+    """CutShort when ``f`` starts as an MCAP file but does not end with a footer and the magic:
+    a recorder killed (SIGKILL, a crash) leaves its file so, and the reader took its last bytes
+    for a footer ("unknown (opcode 0) record has length 2556207854172241952")."""
+    head = f.read(len(MAGIC))
+    size = f.seek(0, io.SEEK_END)
+    f.seek(max(size - len(MAGIC), 0), io.SEEK_SET)
+    if head == MAGIC and (size < 2 * len(MAGIC) + FOOTER_BYTES or f.read() != MAGIC):
+        raise CutShort("cut short (no MCAP footer: the recorder did not finish the file)")
+    f.seek(0, io.SEEK_SET)
+
+
+class Decoders:
+    """mcap_ros2's decoder per channel, each message checked before it is decoded: the channel
+    of the type the report reads its topic as, the message within its topic's bound (TOPICS).
+    The file's own schema says what a message holds, so a hostile one of the right name may
+    say millions of items in a few KB: the bound is what keeps the decoded objects in check."""
+
+    def __init__(self) -> None:
+        self._factory = DecoderFactory()
+        self._decoders: dict[int, Callable[[bytes], object]] = {}  # channel id -> decoder
+
+    def decode(self, schema: Schema | None, channel: Channel, data: bytes):
+        limit = TOPICS[channel.topic][1]
+        if len(data) > limit:
+            raise ValueError(f"a {channel.topic} message of {len(data)} bytes is over the "
+                             f"report's limit of {limit} bytes for that topic (a damaged or "
+                             "hostile file)")
+        decoder = self._decoders.get(channel.id)
+        if decoder is None:
+            decoder = self._decoders[channel.id] = self._decoder_for(schema, channel)
+        return decoder(data)
+
+    def _decoder_for(self, schema: Schema | None, channel: Channel):
+        expected = TOPICS[channel.topic][0]
+        name = schema.name if schema is not None else "no schema"
+        if name != expected:
+            raise ValueError(f"{channel.topic} is of type {name!r}, not {expected!r} (the report "
+                             "reads no other)")
+        decoder = self._factory.decoder_for(channel.message_encoding, schema)
+        if decoder is None:
+            raise ValueError(f"{channel.topic}: messages in {channel.message_encoding!r} with a "
+                             f"{schema.encoding!r} schema, not CDR with ros2msg")
+        return decoder
 
 
 def _columns(rec: Recording, rows: dict[str, list]) -> None:

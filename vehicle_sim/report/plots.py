@@ -18,9 +18,12 @@ DPI = 110
 
 
 def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+    """``fig`` as ``path``, closed even when it cannot be written (a full disk: OSError)."""
+    try:
+        fig.tight_layout()
+        fig.savefig(path, dpi=DPI)
+    finally:
+        plt.close(fig)
     return path
 
 
