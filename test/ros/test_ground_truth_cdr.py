@@ -24,6 +24,7 @@ from rosidl_parser.definition import (
 
 from vehicle_sim.core.traffic.sim import TrafficSim
 from vehicle_sim.msg import TrafficAgent, TrafficAgentArray
+from vehicle_sim.nodes import agent_cdr as ac
 from vehicle_sim.nodes import traffic_msgs as tm
 from vehicle_sim.paths import config_path
 
@@ -123,6 +124,8 @@ def hand_made() -> list[bytes]:
               agent(7, 70.0, -1.75, 0.0, 13.9, -1e-6, 0),
               agent(2**32 - 1, 10.0, 28.25, -0.1, 30.0, 2.0e-6, 2)]
     agents[4].pose.orientation.x, agents[4].pose.orientation.y = 0.1, -0.2
+    agents[1].owner, agents[3].owner, agents[7].owner = 3, 2**16 - 1, 1  # shards
+    agents[2].fault_id, agents[5].fault_id = 2**32 - 1, 7  # instructed
     out = []
     for stamp_s, some in ((0, []), (1, agents), (2**31 - 1, agents[::-1])):
         msg = TrafficAgentArray(agents=some, source="t")
@@ -161,7 +164,7 @@ def test_objects_bytes_equal_the_builders_messages(inputs, horizon_s, step_s, fr
             msg = deserialize_message(data, TrafficAgentArray)
             msg.header.frame_id = frame
             agents = gt.in_range(msg.agents, ego_xy, range_m)
-            decoded = gc.decode_agents(data)
+            decoded = ac.decode_agents(data)
             rows = gc.in_range(decoded.rows, ego_xy, range_m)
             assert rows["id"].tolist() == [a.id for a in agents]
             assert_same_cdr(encoder.predicted_objects(decoded, rows),
@@ -174,7 +177,7 @@ def test_range_edge_follows_math_hypot(inputs):
     """The agent at the edge is in (math.hypot <= range) though numpy's distance is beyond."""
     ego_xy, range_m = range_edge(inputs[0])
     msg = deserialize_message(inputs[0], TrafficAgentArray)
-    decoded = gc.decode_agents(inputs[0])
+    decoded = ac.decode_agents(inputs[0])
     kept = gc.in_range(decoded.rows, ego_xy, range_m)["id"].tolist()
     assert kept == [a.id for a in gt.in_range(msg.agents, ego_xy, range_m)]
     d = np.hypot(decoded.rows["pose"][:, 0] - ego_xy[0], decoded.rows["pose"][:, 1] - ego_xy[1])
@@ -184,7 +187,7 @@ def test_range_edge_follows_math_hypot(inputs):
 def test_decode_equals_deserialize_message(inputs):
     for data in inputs:
         msg = deserialize_message(data, TrafficAgentArray)
-        decoded = gc.decode_agents(data)
+        decoded = ac.decode_agents(data)
         assert (decoded.sec, decoded.nanosec, decoded.frame_id) == (
             msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id)
         rows = decoded.rows
@@ -193,31 +196,35 @@ def test_decode_equals_deserialize_message(inputs):
             p, q = a.pose.position, a.pose.orientation
             row = (*row[:3], tuple(row[3].tolist()), *row[4:])
             assert row == (a.id, a.kind, a.ghost, (p.x, p.y, p.z, q.x, q.y, q.z, q.w), a.speed,
-                           a.yaw_rate, a.acceleration, a.length, a.width, a.lateral_speed)
+                           a.yaw_rate, a.acceleration, a.length, a.width, a.lateral_speed,
+                           a.owner, a.fault_id)
+        assert decoded.source == msg.source
+        slow = ac.rows_of(msg)  # the big-endian path: the same rows
+        assert slow.rows.tobytes() == rows.tobytes() and slow.source == msg.source
 
 
 def test_the_agent_count_is_read_from_the_bytes_as_deserialize_message_gives_it(inputs):
-    """The monitor's count (gc.agent_count), without decoding an agent; a cut message before
+    """The monitor's count (ac.agent_count), without decoding an agent; a cut message before
     the count, or no CDR, is a ValueError."""
     for data in inputs:
-        assert gc.agent_count(data) == len(deserialize_message(data, TrafficAgentArray).agents)
+        assert ac.agent_count(data) == len(deserialize_message(data, TrafficAgentArray).agents)
     msg = TrafficAgentArray(source="traffic_1", agents=[TrafficAgent(id=i) for i in range(5)])
     msg.header.frame_id = "map"
     data = serialize_message(msg)
-    assert gc.agent_count(data) == 5
+    assert ac.agent_count(data) == 5
     with pytest.raises(ValueError, match="string|before the agents"):
-        gc.agent_count(data[:20])
+        ac.agent_count(data[:20])
     with pytest.raises(ValueError, match="encapsulation ffff"):
-        gc.agent_count(b"\xff\xff" + data[2:])
+        ac.agent_count(b"\xff\xff" + data[2:])
 
 
 def test_big_endian_or_truncated_input_is_refused(inputs):
     data = inputs[1]
-    assert gc.decode_agents(b"\x00\x00" + data[2:]) is None  # big endian: deserialize_message
+    assert ac.decode_agents(b"\x00\x00" + data[2:]) is None  # big endian: deserialize_message
     with pytest.raises(ValueError, match="past the end|string"):
-        gc.decode_agents(data[:len(data) // 2])
+        ac.decode_agents(data[:len(data) // 2])
     with pytest.raises(ValueError, match="encapsulation ffff"):
-        gc.decode_agents(b"\xff\xff" + data[2:])  # no CDR: neither path may take it
+        ac.decode_agents(b"\xff\xff" + data[2:])  # no CDR: neither path may take it
 
 
 @pytest.mark.parametrize("field, change", [
@@ -230,7 +237,7 @@ def test_a_wrong_field_is_caught(inputs, field, change):
     data = inputs[-2]
     msg = deserialize_message(data, TrafficAgentArray)
     agents = gt.in_range(msg.agents, None, 0.0)
-    decoded = gc.decode_agents(data)
+    decoded = ac.decode_agents(data)
     rows = gc.in_range(decoded.rows, None, 0.0)
     turning = int(np.flatnonzero(np.abs(rows["yaw_rate"]) > 0.1)[0])
     rows[field][turning] = change(rows[field][turning])

@@ -1,5 +1,5 @@
 """The ground truth's objects as CDR bytes (issue 14): the traffic node's TrafficAgentArray read
-straight from its bytes into numpy rows (``decode_agents``), and autoware_perception_msgs
+straight from its bytes into numpy rows (``agent_cdr.decode_agents``), and autoware_perception_msgs
 PredictedObjects / TrackedObjects of those rows packed with numpy (``ObjectsEncoder``) into what
 rmw_fastrtps takes from ``Publisher.publish(bytes)``: XCDR1 little endian after the 4-byte
 encapsulation header, alignment counted from the byte after it (as state_cdr, traffic_msgs).
@@ -27,123 +27,23 @@ orientation_availability, is_stationary, Shape type 1050, footprint count 1052, 
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import dataclass
 
 import numpy as np
 from autoware_perception_msgs.msg import Shape, TrackedObjectKinematics
 
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import ground_truth_msgs as gt
-from vehicle_sim.nodes.state_cdr import ENCAPSULATION, header_stamp
+from vehicle_sim.nodes.agent_cdr import Agents
+from vehicle_sim.nodes.state_cdr import ENCAPSULATION
 from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
 
 HALF_HEIGHT = 0.5  # box centre z = HALF_HEIGHT * box height (ground_truth_msgs._centre)
-
-# one TrafficAgent as decode_agents gives it (the fields the ground truth reads)
-AGENT = np.dtype([("id", "<u4"), ("kind", "u1"), ("ghost", "?"), ("pose", "<f8", 7),
-                  ("speed", "<f8"), ("yaw_rate", "<f8"), ("acceleration", "<f8"),
-                  ("length", "<f4"), ("width", "<f4"), ("lateral_speed", "<f8")])
-# a TrafficAgent's 88 fixed bytes from its pose (8-aligned): pose x y z qx qy qz qw [m],
-# speed [m/s], yaw_rate [rad/s], acceleration [m/s2] float64, length, width [m] float32
-_AGENT_BLOCK = np.dtype([("pose", "<f8", 7), ("speed", "<f8"), ("yaw_rate", "<f8"),
-                         ("acceleration", "<f8"), ("length", "<f4"), ("width", "<f4")])
 
 # Autoware label and box height [m] per TrafficAgent.kind (uint8), as KIND_LABEL_HEIGHT
 LABEL = np.full(256, gt.UNKNOWN_KIND[0], dtype=np.uint8)
 HEIGHT_M = np.full(256, gt.UNKNOWN_KIND[1])
 for _kind, (_label, _height) in gt.KIND_LABEL_HEIGHT.items():
     LABEL[_kind], HEIGHT_M[_kind] = _label, _height
-
-
-@dataclass
-class Agents:
-    """The agents of a TrafficAgentArray: header stamp (sec, nanosec), frame, rows (AGENT)."""
-
-    sec: int
-    nanosec: int
-    frame_id: str
-    rows: np.ndarray
-
-
-BIG_ENDIAN = b"\x00\x00"  # CDR big endian: deserialize_message serves
-
-
-def _string(body: memoryview, at: int, order: str = "little") -> tuple[str, int]:
-    """(text, offset after it) of the CDR string whose uint32 length (its NUL included) is at
-    ``at``; ValueError when it does not fit in the message."""
-    at = (at + 3) & -4
-    size = int.from_bytes(body[at:at + 4], order)
-    if not 1 <= size <= len(body) - at - 4:
-        raise ValueError(f"a string of {size} bytes at byte {at} of {len(body)}")
-    return bytes(body[at + 4:at + 3 + size]).decode(), at + 4 + size
-
-
-def agent_count(data: bytes) -> int:
-    """How many agents a TrafficAgentArray's CDR bytes announce, read from its sequence length
-    (no agent decoded: 2,000 agents deserialised take ~135 ms of a reader's thread); ValueError
-    when the bytes do not hold the header and source strings."""
-    if data[:2] not in (ENCAPSULATION[:2], BIG_ENDIAN):
-        raise ValueError(f"encapsulation {bytes(data[:2]).hex()} is not XCDR1 (CDR)")
-    order = "little" if data[:2] == ENCAPSULATION[:2] else "big"
-    body = memoryview(data)[4:]
-    at = (_string(body, _string(body, 8, order)[1], order)[1] + 3) & -4
-    if at + 4 > len(body):
-        raise ValueError(f"{len(data)} bytes end before the agents' count")
-    return int.from_bytes(body[at:at + 4], order)
-
-
-def decode_agents(data: bytes) -> Agents | None:
-    """A TrafficAgentArray's CDR bytes -> Agents; None for big-endian CDR or a big-endian host
-    (then deserialize_message serves); ValueError for any other encapsulation or bytes that do
-    not hold the agents they announce. Per agent (traffic_msgs.AgentEncoder's
-    layout): uint32 id, uint8 kind, profile, state, pose at the next multiple of 8, 88 fixed
-    bytes, string lane_id, uint16 owner, bool ghost, uint32 fault_id, float64 lateral_speed."""
-    if data[:2] == BIG_ENDIAN or sys.byteorder != "little":
-        return None
-    if data[:2] != ENCAPSULATION[:2]:
-        raise ValueError(f"encapsulation {bytes(data[:2]).hex()} is not XCDR1 (CDR)")
-    stamp = header_stamp(data)
-    if stamp is None:
-        raise ValueError(f"{len(data)} bytes hold no header stamp")
-    body = memoryview(data)[4:]
-    frame_id, at = _string(body, 8)
-    at = _string(body, at)[1]  # source
-    at = (at + 3) & -4
-    n = int.from_bytes(body[at:at + 4], "little")
-    words = body[:len(body) & -4].cast("I")
-    starts, o = [], at + 4
-    for _ in range(n):  # the next agent's start depends on this one's lane name length
-        starts.append(o)
-        p = (o + 14) & -8  # the pose
-        if p + 92 > len(body):
-            raise ValueError(f"agent {len(starts)} of {n} past the end ({len(data)} bytes)")
-        tail = 92 + words[(p + 88) >> 2]  # after lane_id (its length has the NUL)
-        tail = ((tail + (tail & 1) + 6) & -4) + 4  # owner, ghost, fault_id
-        o = p + ((tail + 7) & -8) + 8  # lateral_speed
-    if o > len(body):
-        raise ValueError(f"TrafficAgentArray of {n} agents needs {o + 4} bytes, has {len(data)}")
-    buf = np.frombuffer(data, dtype=np.uint8)[4:]
-    start = np.array(starts, dtype=np.int64)
-    pose = (start + 14) & -8
-    owner = pose + 92 + _gather(buf, pose + 88, "<u4")
-    owner += owner & 1
-    lateral = (((owner + 3 + 3) & -4) + 4 + 7) & -8
-    rows = np.zeros(n, dtype=AGENT)
-    rows["id"] = _gather(buf, start, "<u4")
-    rows["kind"] = buf[start + 4]
-    rows["ghost"] = buf[owner + 2] != 0
-    block = _gather(buf, pose, _AGENT_BLOCK)
-    for name in _AGENT_BLOCK.names:
-        rows[name] = block[name]
-    rows["lateral_speed"] = _gather(buf, lateral, "<f8")
-    return Agents(*stamp, frame_id, rows)
-
-
-def _gather(buf: np.ndarray, offsets: np.ndarray, dtype) -> np.ndarray:
-    """One ``dtype`` value from ``buf`` at each offset."""
-    dtype = np.dtype(dtype)
-    return buf[offsets[:, None] + np.arange(dtype.itemsize)].view(dtype).reshape(len(offsets))
 
 
 def in_range(rows: np.ndarray, ego_xy: tuple[float, float] | None, range_m: float) -> np.ndarray:

@@ -39,6 +39,7 @@ from vehicle_sim.export.occupancy import DrivableGrid, drivable_grid
 from vehicle_sim.msg import TrafficAgentArray, TrafficLightArray, VehicleState
 from vehicle_sim.nodes import qos
 from vehicle_sim.nodes import traffic_msgs as tm
+from vehicle_sim.nodes.agent_cdr import decode_agents
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.nodes.state_cdr import header_stamp_ns
@@ -129,7 +130,7 @@ class GroundTruthNode(Node):
         if t_ns is None or self.last_ns <= t_ns < self.next_ns:
             return  # between two outputs at objects_rate_hz (sim time going back re-anchors)
         try:
-            agents = self.gtc.decode_agents(data)
+            agents = decode_agents(data)
             built = (deserialize_message(data, TrafficAgentArray) if agents is None
                      else None)  # big endian: the builders
         except (ValueError, IndexError, RuntimeError) as exc:  # hostile or truncated bytes

@@ -28,8 +28,8 @@ from vehicle_sim.msg import (
     VehicleState,
 )
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.agent_cdr import agent_count
 from vehicle_sim.nodes.conversions import to_ns
-from vehicle_sim.nodes.ground_truth_cdr import agent_count
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
 from vehicle_sim.nodes.params import declare_and_load
 from vehicle_sim.progress import PROGRESS_ENV, PROGRESS_MARK
