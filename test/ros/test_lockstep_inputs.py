@@ -3,8 +3,10 @@ built here and handed over in the orders DDS may deliver them)."""
 from __future__ import annotations
 
 import numpy as np
+from rclpy.serialization import serialize_message
 
 from vehicle_sim.msg import LockstepAck, TrafficAgentArray, TrafficLightArray
+from vehicle_sim.nodes.agent_cdr import Agents, read_agents
 from vehicle_sim.nodes.conversions import stamp
 from vehicle_sim.nodes.lockstep_inputs import AckBook, LockstepInputs
 from vehicle_sim.nodes.shard_inputs import ShardInputs
@@ -66,10 +68,11 @@ def test_shard_inputs_release_only_what_the_other_shard_sent_up_to_the_frame_bef
     assert ghosts["traffic_1"].ravel().tolist() == [30.0]
 
 
-def arrays(t_ms: int, source: str) -> tuple[TrafficAgentArray, TrafficLightArray]:
+def arrays(t_ms: int, source: str) -> tuple[Agents, TrafficLightArray]:
+    """An agent array as the ego driver reads it (from its bytes) and a light array."""
     agents, lights = TrafficAgentArray(source=source), TrafficLightArray(source=source)
     agents.header.stamp = lights.header.stamp = stamp(t_ms * MS)
-    return agents, lights
+    return read_agents(serialize_message(agents)), lights
 
 
 def test_a_resent_array_of_one_traffic_node_does_not_stand_in_for_another_nodes_array():

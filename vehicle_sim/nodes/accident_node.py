@@ -24,13 +24,15 @@ from rclpy.node import Node
 
 from vehicle_sim.core.accident.detect import PART_NAMES, AccidentDetector
 from vehicle_sim.core.accident.params import AccidentParams
-from vehicle_sim.core.accident.watch import COLUMNS, AccidentWatch, Event
+from vehicle_sim.core.accident.watch import AccidentWatch, Event
 from vehicle_sim.core.config import load
+from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.graph import load_scenario
-from vehicle_sim.msg import AccidentEvent, TrafficAgent, TrafficAgentArray, VehicleState
+from vehicle_sim.msg import AccidentEvent, TrafficAgentArray, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.agent_cdr import read_agents
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.fault_schedule import SchedulePublisher, check_names
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
@@ -39,16 +41,15 @@ from vehicle_sim.paths import config_path
 from vehicle_sim.warm import warm_accident
 
 
-def agent_columns(agents: list[TrafficAgent]) -> dict[str, np.ndarray]:
-    """core.accident.watch's agent columns of TrafficAgent messages."""
-    rows = [(a.id, a.pose.position.x, a.pose.position.y,
-             conv.rpy_from_quaternion(a.pose.orientation)[2], a.speed, a.lateral_speed,
-             a.yaw_rate, a.length, a.width, a.fault_id) for a in agents]
-    table = np.array(rows, dtype=float).reshape(-1, len(COLUMNS))
-    cols = {name: table[:, k] for k, name in enumerate(COLUMNS)}
-    # uint32 in the message: exact in float64, so the one walk above gives them too
-    cols["id"] = cols["id"].astype(np.int64)
-    cols["fault_id"] = cols["fault_id"].astype(np.int64)
+def agent_columns(rows: np.ndarray) -> dict[str, np.ndarray]:
+    """core.accident.watch's agent columns of agent rows (agent_cdr.AGENT)."""
+    pose = rows["pose"]
+    cols = {"id": rows["id"].astype(np.int64), "x": pose[:, 0].copy(), "y": pose[:, 1].copy(),
+            "yaw": yaw_from_xyzw_array(pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6]),
+            "speed": rows["speed"].copy(), "lateral_speed": rows["lateral_speed"].copy(),
+            "yaw_rate": rows["yaw_rate"].copy(),
+            "length": rows["length"].astype(float), "width": rows["width"].astype(float),
+            "fault_id": rows["fault_id"].astype(np.int64)}
     return cols
 
 
@@ -81,7 +82,7 @@ class AccidentNode(Node):
         self.pub = self.create_publisher(AccidentEvent, "accidents", qos.EVENT)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
         self.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
-                                 qos.AGENTS_IN)
+                                 qos.AGENTS_IN, raw=True)  # (agent_cdr: thousands of agents)
         schedule = load_scenario(self.p.scenario).schedule if self.p.scenario else ()
         check_names(schedule, f"scenario {self.p.scenario}")
         self.schedule = SchedulePublisher(self, schedule)
@@ -89,10 +90,15 @@ class AccidentNode(Node):
                                f"({self.p.vehicle_file}), agents vs agents "
                                f"{self.p.agents_vs_agents}")
 
-    def _on_agents(self, msg: TrafficAgentArray) -> None:
-        self.agents.update(msg)
-        t_ns = conv.to_ns(msg.header.stamp)
-        self.watch.remember_faults(t_ns, agent_columns(msg.agents))
+    def _on_agents(self, data: bytes) -> None:
+        try:
+            agents = read_agents(data)
+        except ValueError as exc:
+            self.get_logger().warning(f"traffic/agents: {exc}", throttle_duration_sec=5.0)
+            return
+        self.agents.update(agents)
+        t_ns = agents.stamp_ns
+        self.watch.remember_faults(t_ns, agent_columns(agents.rows))
         if self.p.agents_vs_agents:  # agent pairs at the array's own stamp
             self._report(lambda: self.watch.agents(t_ns, self._current(t_ns)))
 
@@ -107,13 +113,11 @@ class AccidentNode(Node):
         """Every shard's current agents (agent_inputs: no ghosts, none timed out) as columns,
         one set per stamp; built again only when the sets changed (every 100 Hz state asks:
         2,000 agents take ~33 ms to build)."""
-        current = self.agents.current(t_ns, round(self.p.agent_timeout_s * 1e9))
+        stamps, rows = self.agents.current(t_ns, round(self.p.agent_timeout_s * 1e9))
         if self._columns[0] != self.agents.version:
-            by_stamp: dict[int, list] = {}
-            for stamp_ns, a in current:
-                by_stamp.setdefault(stamp_ns, []).append(a)
-            self._columns = (self.agents.version, [(stamp_ns, agent_columns(agents))
-                                                   for stamp_ns, agents in by_stamp.items()])
+            self._columns = (self.agents.version, [
+                (int(stamp_ns), agent_columns(rows[stamps == stamp_ns]))
+                for stamp_ns in np.unique(stamps)])
         return self._columns[1]
 
     def _report(self, detect) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from rclpy.node import Node
 
 from vehicle_sim.core.accident import damage as dmg
@@ -14,22 +15,21 @@ from vehicle_sim.core.accident.crash_params import crash_classes
 from vehicle_sim.core.accident.ego_contacts import AgentArrays
 from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
 from vehicle_sim.core.box_geometry import bounding_radius
+from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.msg import TrafficAgentArray, VehicleDamage
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.agent_cdr import read_agents
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 
 
-def agent_arrays(current: list) -> AgentArrays:
-    """AgentArrays of AgentSnapshots.current()'s (stamp, TrafficAgent) list (map = odom)."""
-    agents = [a for _, a in current]
-    yaw = [conv.rpy_from_quaternion(a.pose.orientation)[2] for a in agents]
+def agent_arrays(stamps: np.ndarray, rows: np.ndarray) -> AgentArrays:
+    """AgentArrays of AgentSnapshots.current()'s stamps [ns] and rows (map = odom)."""
+    pose = rows["pose"]
+    yaw = yaw_from_xyzw_array(pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6])
     return AgentArrays.from_columns(
-        [a.id for a in agents], [t for t, _ in current], [a.pose.position.x for a in agents],
-        [a.pose.position.y for a in agents], yaw, [a.speed for a in agents],
-        [a.lateral_speed for a in agents], [a.yaw_rate for a in agents],
-        [a.length for a in agents], [a.width for a in agents],
-        crash_classes([a.kind for a in agents]))
+        rows["id"], stamps, pose[:, 0], pose[:, 1], yaw, rows["speed"], rows["lateral_speed"],
+        rows["yaw_rate"], rows["length"], rows["width"], crash_classes(rows["kind"]))
 
 
 class EgoCrashLink:
@@ -50,21 +50,25 @@ class EgoCrashLink:
             "the ego's crash contacts")
         self.pub = node.create_publisher(VehicleDamage, "accidents/damage", qos.LATCHED)
         node.create_subscription(TrafficAgentArray, "traffic/agents", self._on_agents,
-                                 qos.AGENTS_IN)
+                                 qos.AGENTS_IN, raw=True)  # (agent_cdr: thousands of agents)
         n = len(dmg.PART_NAMES)
         self.publish(0, [0.0] * n, [0] * n)
         node.get_logger().info(f"crash contacts: {len(setup.statics)} static objects of "
                                f"{map_file} and the traffic agents")
 
-    def _on_agents(self, msg: TrafficAgentArray) -> None:
+    def _on_agents(self, data: bytes) -> None:
         """The agents of every shard still alive at the loop's time that can reach the ego
         before the set is stale (AgentArrays.near), to the physics; none before the first ego
         state (the next set comes a traffic step later)."""
-        self._snapshots.update(msg)
+        try:
+            self._snapshots.update(read_agents(data))
+        except ValueError as exc:
+            self.node.get_logger().warning(f"traffic/agents: {exc}", throttle_duration_sec=5.0)
+            return
         ego = self.ego_motion
         if ego is None:
             return
-        agents = agent_arrays(self._snapshots.current(self._now_ns(), self._timeout_ns))
+        agents = agent_arrays(*self._snapshots.current(self._now_ns(), self._timeout_ns))
         self._hand_over(agents.near(*ego, self._ego_radius_m, self._horizon_s))
 
     def log_contact(self, line: str) -> None:

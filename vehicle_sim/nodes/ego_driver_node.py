@@ -26,6 +26,7 @@ from rclpy.node import Node
 from vehicle_sim.core.config import load
 from vehicle_sim.core.ego.autopilot import BRAKING, Autopilot, warm_up
 from vehicle_sim.core.ego.params import EgoDriverParams
+from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.vehicle.params import VehicleParams
@@ -38,6 +39,7 @@ from vehicle_sim.msg import (
 )
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
+from vehicle_sim.nodes.agent_cdr import Agents, read_agents
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.link_faults import LinkFaults
@@ -49,6 +51,11 @@ from vehicle_sim.paths import config_path
 from vehicle_sim.warm import warm_ego
 
 AGENTS, LIGHTS = "traffic/agents", "traffic/lights"  # the gated inputs (link faults)
+
+
+def stamp_ns(item: Agents | TrafficLightArray) -> int:
+    """An input's stamp [ns]: the agents read from their bytes, or a light array."""
+    return item.stamp_ns if isinstance(item, Agents) else conv.to_ns(item.header.stamp)
 
 
 class EgoDriverNode(Node):
@@ -68,7 +75,8 @@ class EgoDriverNode(Node):
         self.lights: dict[str, int] = {}
         self.pub = self.create_publisher(VehicleControl, "autonomy/control", qos.COMMAND)
         self.create_subscription(VehicleState, "vehicle/state", self._on_state, qos.STATE)
-        self.create_subscription(TrafficAgentArray, AGENTS, self._on_agents, qos.AGENTS_IN)
+        self.create_subscription(TrafficAgentArray, AGENTS, self._on_agents, qos.AGENTS_IN,
+                                 raw=True)  # (agent_cdr: thousands of agents)
         self.create_subscription(TrafficLightArray, LIGHTS, self._on_lights, qos.LIGHTS)
         self.links = LinkFaults(self.get_name(), (AGENTS, LIGHTS))
         self.faults = FaultLink(self, self.get_name(), self.links.check, now_ns=self._now_ns,
@@ -88,11 +96,16 @@ class EgoDriverNode(Node):
         if self.p.lockstep:
             self.lockstep.pump()
 
-    def _on_agents(self, msg: TrafficAgentArray) -> None:
+    def _on_agents(self, data: bytes) -> None:
+        try:
+            agents = read_agents(data)
+        except ValueError as exc:
+            self.get_logger().warning(f"{AGENTS}: {exc}", throttle_duration_sec=5.0)
+            return
         if self.p.lockstep:
-            self._hold(self.inputs.on_agents(msg), msg.source)
+            self._hold(self.inputs.on_agents(agents), agents.source)
         else:
-            self._gate(AGENTS, [msg], self._now_ns())
+            self._gate(AGENTS, [agents], self._now_ns())
 
     def _on_lights(self, msg: TrafficLightArray) -> None:
         if self.p.lockstep:
@@ -109,8 +122,7 @@ class EgoDriverNode(Node):
     def _gate(self, topic: str, msgs: list, now_ns: int) -> None:
         """Traffic inputs through the link faults (link_faults), then into use."""
         use = self.agents.update if topic == AGENTS else self._apply_lights
-        out = [m for msg in msgs
-               for m in self.links.offer(topic, msg, conv.to_ns(msg.header.stamp), now_ns)]
+        out = [m for msg in msgs for m in self.links.offer(topic, msg, stamp_ns(msg), now_ns)]
         for m in self.links.release(topic, now_ns) + out:
             use(m)
 
@@ -186,10 +198,12 @@ class EgoDriverNode(Node):
                                       throttle_duration_sec=5.0)
             self._publish(out, now_ns)
             return
-        self.autopilot.set_agents(np.array(
-            [(a.pose.position.x, a.pose.position.y,
-              conv.rpy_from_quaternion(a.pose.orientation)[2], a.speed, a.length, a.width)
-             for _, a in self.agents.current(t_state, timeout_ns)]))
+        rows = self.agents.current(t_state, timeout_ns)[1]
+        pose = rows["pose"]
+        self.autopilot.set_agents(np.column_stack([
+            pose[:, 0], pose[:, 1],
+            yaw_from_xyzw_array(pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6]), rows["speed"],
+            rows["length"], rows["width"]]))
         self.autopilot.set_lights(self.lights)
         yaw = conv.rpy_from_quaternion(s.pose.orientation)[2]
         try:

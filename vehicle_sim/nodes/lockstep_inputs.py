@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vehicle_sim.msg import LockstepAck, TrafficAgentArray, TrafficLightArray
+from vehicle_sim.msg import LockstepAck, TrafficLightArray
 from vehicle_sim.nodes import conversions as conv
+from vehicle_sim.nodes.agent_cdr import Agents
 
 
 class AckBook:
@@ -121,14 +122,15 @@ class LockstepInputs(PeerInputs):
     def __init__(self, peers: tuple[str, ...]):
         super().__init__(peers, ("agents", "lights"))
 
-    def on_agents(self, msg: TrafficAgentArray) -> bool:
-        """Hold an agent array; False if its source is not an input peer."""
-        return self.hold("agents", msg.source, conv.to_ns(msg.header.stamp), msg)
+    def on_agents(self, agents: Agents) -> bool:
+        """Hold an agent array (read from its bytes); False if its source is not an input
+        peer."""
+        return self.hold("agents", agents.source, agents.stamp_ns, agents)
 
     def on_lights(self, msg: TrafficLightArray) -> bool:
         return self.hold("lights", msg.source, conv.to_ns(msg.header.stamp), msg)
 
-    def release_arrays(self, prev_ns: int | None) -> tuple[list[TrafficAgentArray],
+    def release_arrays(self, prev_ns: int | None) -> tuple[list[Agents],
                                                           list[TrafficLightArray]]:
         """The agent and light arrays to apply for the frame after ``prev_ns``."""
         out = self.release(prev_ns)
