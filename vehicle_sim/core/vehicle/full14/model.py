@@ -4,6 +4,9 @@ Dynamics: dynamics.py (frames, reference point; states X_* in state_layout.py). 
 integration steps ``discrete.full14_after_step`` updates the discrete states (tyre deflection
 limit, gear, clutch lock).
 
+Snapshot accelerations: the mean over the last step, (v_k+1 - v_k) / dt of the integrated
+velocities (``_mean_accelerations``), not dx/dt at the state after it; see there why.
+
 Time step: 1 ms recommended (the tyre-deflection / wheel-spin mode, ~20 Hz at standstill, and
 the wheel hop, ~13 Hz, are the fastest modes). Measured with bench/bench_full14.py (launch,
 slalom, full braking): RK4 and midpoint stay stable up to 8 ms, Euler up to 5 ms (diverges at
@@ -81,6 +84,8 @@ class Full14Model(SteppedModel):
     ``state`` indices: state_layout.X_*."""
 
     name = "full14"
+    # (state before, state after, dt [s]) of the last step, for the snapshot's accelerations
+    _last_step: tuple[np.ndarray, np.ndarray, float] | None = None
 
     def __init__(self, params: VehicleParams, integrator: str = "rk4",
                  terrain: TerrainParams | None = None):
@@ -138,6 +143,14 @@ class Full14Model(SteppedModel):
         """Static equilibrium at (x, y) [m] heading yaw [rad] moving forward at speed [m/s]."""
         self._x = equilibrium_state(self._p, x_m, y_m, yaw_rad, speed_mps)
         self._hold(Controls())
+        self._last_step = None
+
+    def step(self, controls: Controls, dt_s: float) -> None:
+        """Advance by dt_s [s] with the controls held (SteppedModel.step); remembers the state
+        before the step for the snapshot's mean accelerations (a reference: never edited)."""
+        before = self._x
+        super().step(controls, dt_s)  # raises before the bookkeeping if the step failed
+        self._last_step = (before, self._x, dt_s)
 
     def outputs(self) -> tuple[np.ndarray, np.ndarray]:
         """(dx/dt, O_* output array) at the current state and last controls."""
@@ -155,11 +168,37 @@ class Full14Model(SteppedModel):
         """Tyre normal loads [N], FL FR RL RR."""
         return self.outputs()[1][O_FZ:O_FZ + 4].copy()
 
+    def _mean_accelerations(self, dx: np.ndarray, out: np.ndarray,
+                            rot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(CG acceleration [m/s^2], angular acceleration [rad/s^2]) in base_link over the last
+        step: (v_k+1 - v_k) / dt of the world-frame velocity (so inertial, the w x v terms
+        included) expressed in the current base_link, and of the body rates.
+
+        Why the step mean and not dx/dt at the current state: the integrated motion chatters
+        at half the step rate where a mode is too stiff for the step, e.g. the slipping dry
+        clutch (engine/wheel-spin mode lambda dt ~ -7.6 inside its 1 rad/s band at 1 ms: the
+        stages cross the band), and near rest under braking. dx/dt at one state then misses
+        the step's motion by 0.1-1 m/s^2 under throttle in a turn, up to 4 m/s^2 braking to
+        rest. The mean is exactly the slope the integrator applied (RK4: the weighted stage
+        mean; after_step never edits the velocities), so integrating the reported
+        accelerations gives back the trajectory, as a delta-velocity IMU sampled at the step
+        would. It is centred half a step back (error ~ jerk dt / 2). Before any step, or if
+        the state was replaced since, the derivative at the current state is used.
+        """
+        last = self._last_step
+        if last is None or last[1] is not self._x:
+            return rot.T @ out[O_AX:O_AX + 3], dx[X_P:X_P + 3].copy()
+        before, after, dt_s = last
+        linear_world = (after[X_VX:X_VX + 3] - before[X_VX:X_VX + 3]) / dt_s
+        return rot.T @ linear_world, (after[X_P:X_P + 3] - before[X_P:X_P + 3]) / dt_s
+
     def snapshot(self) -> VehicleSnapshot:
-        """The current state; accelerations from the derivative at the last controls."""
+        """The current state; accelerations: the mean over the last step
+        (``_mean_accelerations``); forces and slips at the current state and controls."""
         x = self._x
         dx, out = self.outputs()
         rot = rotation(x[X_ROLL], x[X_PITCH], x[X_YAW])
+        accel, angular_accel = self._mean_accelerations(dx, out, rot)
         vx = out[O_VX:O_VX + 4]
         omega = x[X_OMEGA:X_OMEGA + 4].copy()
         limit = self.params.steering.max_road_wheel_angle_rad
@@ -169,8 +208,7 @@ class Full14Model(SteppedModel):
             rpy_rad=x[X_ROLL:X_YAW + 1].copy(),
             velocity_mps=rot.T @ x[X_VX:X_VX + 3],
             angular_velocity_radps=x[X_P:X_P + 3].copy(),
-            acceleration_mps2=rot.T @ out[O_AX:O_AX + 3],
-            angular_acceleration_radps2=dx[X_P:X_P + 3].copy(),
+            acceleration_mps2=accel, angular_acceleration_radps2=angular_accel,
             wheel_speed_radps=omega, wheel_slip_ratio=slip,
             wheel_slip_angle_rad=np.arctan(out[O_TAN:O_TAN + 4]),
             steer_rad=float(np.clip(self._u[0], -limit, limit)),
