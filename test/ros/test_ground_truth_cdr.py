@@ -248,3 +248,17 @@ def test_a_wrong_field_is_caught(inputs, field, change):
     with pytest.raises(AssertionError):
         assert_same_cdr(encoder.tracked_objects(decoded, rows),
                         gt.tracked_objects(agents, msg.header))
+
+
+def test_the_readers_refuse_a_damaged_array_as_a_value_error(inputs):
+    """What the accident, dynamics and ego driver nodes read (agent_cdr.read_agents): a cut or
+    hostile array, in either byte order, is a ValueError (their callback drops it with a line),
+    never another exception out of the callback."""
+    data = inputs[1]
+    assert len(ac.read_agents(data).rows) == len(deserialize_message(
+        data, TrafficAgentArray).agents)
+    for bad in (data[:len(data) // 2], data[:6], b"\x00\x01\x00\x00" + b"\xff" * 64,
+                b"\x00\x00\x00\x00" + b"\xff" * 64, b"\x00\x00" + data[2:len(data) // 3],
+                b"\xff\xff" + data[2:]):
+        with pytest.raises(ValueError):
+            ac.read_agents(bad)

@@ -32,7 +32,7 @@ from vehicle_sim.graph import load_scenario
 from vehicle_sim.msg import AccidentEvent, TrafficAgentArray, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.agent_cdr import read_agents
+from vehicle_sim.nodes.agent_cdr import agents_of
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.fault_schedule import SchedulePublisher, check_names
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
@@ -91,10 +91,8 @@ class AccidentNode(Node):
                                f"{self.p.agents_vs_agents}")
 
     def _on_agents(self, data: bytes) -> None:
-        try:
-            agents = read_agents(data)
-        except ValueError as exc:
-            self.get_logger().warning(f"traffic/agents: {exc}", throttle_duration_sec=5.0)
+        agents = agents_of(self, data)
+        if agents is None:
             return
         self.agents.update(agents)
         t_ns = agents.stamp_ns

@@ -153,3 +153,13 @@ def read_agents(data: bytes) -> Agents:
         return rows_of(deserialize_message(data, TrafficAgentArray))
     except Exception as exc:  # (rclpy raises its own error kinds for bad bytes)
         raise ValueError(f"not a TrafficAgentArray ({exc})") from None
+
+
+def agents_of(node, data: bytes, topic: str = "traffic/agents") -> Agents | None:
+    """read_agents for a node's callback: None after one line (throttled) naming the problem,
+    so a damaged or hostile array costs that array only."""
+    try:
+        return read_agents(data)
+    except ValueError as exc:
+        node.get_logger().warning(f"{topic}: {exc}", throttle_duration_sec=5.0)
+        return None

@@ -19,7 +19,7 @@ from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.msg import TrafficAgentArray, VehicleDamage
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.agent_cdr import read_agents
+from vehicle_sim.nodes.agent_cdr import agents_of
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 
 
@@ -60,11 +60,10 @@ class EgoCrashLink:
         """The agents of every shard still alive at the loop's time that can reach the ego
         before the set is stale (AgentArrays.near), to the physics; none before the first ego
         state (the next set comes a traffic step later)."""
-        try:
-            self._snapshots.update(read_agents(data))
-        except ValueError as exc:
-            self.node.get_logger().warning(f"traffic/agents: {exc}", throttle_duration_sec=5.0)
+        agents = agents_of(self.node, data)
+        if agents is None:
             return
+        self._snapshots.update(agents)
         ego = self.ego_motion
         if ego is None:
             return

@@ -39,7 +39,7 @@ from vehicle_sim.msg import (
 )
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.agent_cdr import Agents, read_agents
+from vehicle_sim.nodes.agent_cdr import Agents, agents_of
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.link_faults import LinkFaults
@@ -97,10 +97,8 @@ class EgoDriverNode(Node):
             self.lockstep.pump()
 
     def _on_agents(self, data: bytes) -> None:
-        try:
-            agents = read_agents(data)
-        except ValueError as exc:
-            self.get_logger().warning(f"{AGENTS}: {exc}", throttle_duration_sec=5.0)
+        agents = agents_of(self, data, AGENTS)
+        if agents is None:
             return
         if self.p.lockstep:
             self._hold(self.inputs.on_agents(agents), agents.source)
