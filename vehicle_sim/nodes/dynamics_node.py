@@ -101,7 +101,8 @@ class DynamicsNode(Node):
             else:
                 self.loop.on_damage, self.loop.on_contact = self._on_damage, self._on_contact
             self.crash = EgoCrashLink(self, self.p.map_file, crash, self.p.agent_timeout_s,
-                                      lambda: self.loop.t_ns, crash_core.set_agents)
+                                      lambda: self.loop.t_ns, crash_core.set_agents,
+                                      only_near=self.model is None)  # (the physics process)
         self.faults = VehicleFaultLink(self, self.loop)  # faults/command for target "vehicle"
         self.fault_desk = FaultDesk(self, lambda: self.loop.t_ns)  # targets nobody owns
         hooks.faults_changed = self.faults.report
@@ -203,7 +204,7 @@ class DynamicsNode(Node):
             return
         snapshot = self._snapshot(snapshot)
         self.outputs.publish(snapshot, t_ns, raw, state)
-        if self.crash is not None:  # where the ego is, for the agents it can reach
+        if self.crash is not None:  # where the ego is, for the agents it can reach (only_near)
             v = snapshot.velocity_mps
             self.crash.ego_motion = (float(snapshot.position_m[0]), float(snapshot.position_m[1]),
                                      math.hypot(v[0], v[1]))

@@ -37,12 +37,18 @@ class EgoCrashLink:
     simulation time; ``hand_over`` gives the packed agents to the crash physics."""
 
     def __init__(self, node: Node, map_file: str, setup: EgoCrashSetup, agent_timeout_s: float,
-                 now_ns: Callable[[], int], hand_over: Callable[[AgentArrays], None]):
+                 now_ns: Callable[[], int], hand_over: Callable[[AgentArrays], None],
+                 only_near: bool = False):
         self.node, self.name = node, setup.name
         self._now_ns, self._hand_over = now_ns, hand_over
         self._timeout_ns = round(agent_timeout_s * 1e9)
         self._horizon_s = agent_timeout_s
         self._ego_radius_m = bounding_radius(setup.body.length_m, setup.body.width_m)
+        # only the agents near the ego (AgentArrays.near), for the physics process, whose
+        # request pipe a large set fills; in the node's thread (fast and lockstep) all: which
+        # agents the filter keeps depends on the ego state the loop has reached when the array
+        # is handled, i.e. on thread timing, and a seeded run must repeat
+        self._only_near = only_near
         # (x [m], y [m], speed [m/s]) of the newest ego state (the loop's thread sets it)
         self.ego_motion: tuple[float, float, float] | None = None
         self._snapshots = AgentSnapshots(
@@ -57,18 +63,20 @@ class EgoCrashLink:
                                f"{map_file} and the traffic agents")
 
     def _on_agents(self, data: bytes) -> None:
-        """The agents of every shard still alive at the loop's time that can reach the ego
-        before the set is stale (AgentArrays.near), to the physics; none before the first ego
-        state (the next set comes a traffic step later)."""
+        """The agents of every shard still alive at the loop's time to the physics; with
+        ``only_near`` those that can reach the ego before the set is stale
+        (AgentArrays.near), none before the first ego state (the next set comes a traffic
+        step later)."""
         agents = agents_of(self.node, data)
         if agents is None:
             return
         self._snapshots.update(agents)
         ego = self.ego_motion
-        if ego is None:
+        if self._only_near and ego is None:
             return
-        agents = agent_arrays(*self._snapshots.current(self._now_ns(), self._timeout_ns))
-        self._hand_over(agents.near(*ego, self._ego_radius_m, self._horizon_s))
+        arrays = agent_arrays(*self._snapshots.current(self._now_ns(), self._timeout_ns))
+        self._hand_over(arrays.near(*ego, self._ego_radius_m, self._horizon_s)
+                        if self._only_near else arrays)
 
     def log_contact(self, line: str) -> None:
         self.node.get_logger().info(line)
