@@ -118,7 +118,7 @@ def test_a_state_too_short_for_a_stamp_is_recorded_as_it_came_not_a_crash():
         _last_ns={}, lockstep=None, _channel=lambda topic: None,
         recording=SimpleNamespace(has_channel=lambda topic: True,
                                   add_message=lambda topic, t, data: written.append(data),
-                                  new_failure=lambda: ""),
+                                  new_failure=lambda: "", failure=""),
         get_clock=lambda: SimpleNamespace(now=lambda: SimpleNamespace(nanoseconds=0)))
     state = b"\x00\x01\x00\x00" + struct.pack("<iI", 3, 5) + bytes(8)
     for data in (state, b"\x00\x01", state, b"", b"\x00\x01\x00\x00\x01"):

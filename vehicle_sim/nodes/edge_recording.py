@@ -87,6 +87,8 @@ class EdgeRecording:
                 self._add_message(*message)
 
     def _add_message(self, topic: str, t_ns: int, data: bytes) -> None:
+        if self.file.failure:  # said once: the run goes on unrecorded
+            return
         if not self.file.has_channel(topic):  # at its first message, as the recorder's
             datatype, schema, profiles = self._topics[topic]
             self.file.add_channel(topic, datatype, schema, offered_qos_yaml(profiles))

@@ -145,12 +145,13 @@ class RecorderNode(Node):
                 if t_ns == self._last_ns.get(topic):  # re-sent by a stalled lockstep frame
                     return
                 self._last_ns[topic] = t_ns
-        if not self.recording.has_channel(topic):
-            self._channel(topic)
-        self.recording.add_message(topic, self.get_clock().now().nanoseconds, data)
-        failure = self.recording.new_failure()
-        if failure:  # the run goes on (a lockstep recorder still acknowledges), unrecorded
-            self.get_logger().error(failure)
+        if not self.recording.failure:  # (after one, the run goes on unrecorded: below)
+            if not self.recording.has_channel(topic):
+                self._channel(topic)
+            self.recording.add_message(topic, self.get_clock().now().nanoseconds, data)
+            failure = self.recording.new_failure()
+            if failure:  # a lockstep recorder still acknowledges
+                self.get_logger().error(failure)
         if topic == STATE_TOPIC and self.lockstep is not None:
             self.lockstep.pump()
 
