@@ -47,7 +47,8 @@ from vehicle_sim.scenario_check import check_one_world
 STOP_GRACE_S = 10.0  # SIGINT, then SIGTERM after this, then SIGKILL
 REFUSED = 2  # a node's (and the runner's) exit code for a configuration it refuses
 # a node's line naming the file it records to (nodes.recorder_node, nodes.engine_node)
-RECORDING_LINE = re.compile(r"recording to (.+\.mcap)\s*$")
+# (whatever the log format adds after the message: a colour reset, the caller)
+RECORDING_LINE = re.compile(r"recording to (.+?\.mcap)(?=\s|\x1b|$)")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)  # end the run
 
 
