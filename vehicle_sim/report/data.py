@@ -26,8 +26,6 @@ from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 
 from vehicle_sim.core.rotations import yaw_from_xyzw
-from vehicle_sim.core.traffic.mapfile import MAX_TOTAL_POINTS
-from vehicle_sim.core.traffic.params import MAX_AGENTS
 
 MAGIC = b"\x89MCAP0\r\n"  # an MCAP file's first and last 8 bytes (its specification)
 FOOTER_BYTES = 1 + 8 + 8 + 8 + 4  # its footer record: opcode, length, 2 offsets, a CRC
@@ -35,12 +33,17 @@ FOOTER_BYTES = 1 + 8 + 8 + 8 + 4  # its footer record: opcode, length, 2 offsets
 # KB of zstd held a /vehicle/state of millions of 1-byte items, which took GBs as objects.
 # A fixed-size message (state, control, status, imu, gnss: < 1 KB) or an event's strings
 SMALL_MESSAGE_BYTES = 64 * 2**10
-# a TrafficAgent's CDR (nodes/ground_truth_cdr.py's layout): ~130 B with a lane name of ~10
-# characters, here with up to ~70: at MAX_AGENTS (1e6) a shard's array is < 200 MB
+# a TrafficAgent's CDR (nodes/agent_cdr.py's layout): ~130 B with a lane name of ~10
+# characters, here with up to ~70
 AGENT_CDR_BYTES = 200
-# a TrafficLight's CDR: ~40 B with its "signal:lane" id of up to ~24 characters; a light per
-# lane end at most, a lane at least 2 of the map's MAX_TOTAL_POINTS (1e6): < 32 MB
+# a TrafficLight's CDR: ~40 B with its "signal:lane" id of up to ~24 characters
 LIGHT_CDR_BYTES = 64
+# agents and lights of one array the report reads (a choice: the largest traffic the benches
+# run, bench_traffic's 20,000 agents). Not the traffic's own MAX_AGENTS (1e6): the file's schema
+# may say an array of 1-byte items, one Python object (~120 B) each once decoded, so the bound
+# of an array's bytes is what bounds the report's memory (~0.5 GB at 4 MB; 1e6 agents' 200 MB
+# took 1.2 GB at 10 MB, measured)
+MAX_ARRAY_ITEMS = 20_000
 # the topics the report reads: (the type it reads each as, the bound of one message [bytes])
 TOPICS = {
     "/vehicle/state": ("vehicle_sim/msg/VehicleState", SMALL_MESSAGE_BYTES),
@@ -48,9 +51,9 @@ TOPICS = {
     "/bridge/active_source": ("std_msgs/msg/String", SMALL_MESSAGE_BYTES),
     "/sim/status": ("vehicle_sim/msg/SimStatus", SMALL_MESSAGE_BYTES),
     "/traffic/agents": ("vehicle_sim/msg/TrafficAgentArray",
-                        SMALL_MESSAGE_BYTES + MAX_AGENTS * AGENT_CDR_BYTES),
+                        SMALL_MESSAGE_BYTES + MAX_ARRAY_ITEMS * AGENT_CDR_BYTES),
     "/traffic/lights": ("vehicle_sim/msg/TrafficLightArray",
-                        SMALL_MESSAGE_BYTES + MAX_TOTAL_POINTS // 2 * LIGHT_CDR_BYTES),
+                        SMALL_MESSAGE_BYTES + MAX_ARRAY_ITEMS * LIGHT_CDR_BYTES),
     "/accidents": ("vehicle_sim/msg/AccidentEvent", SMALL_MESSAGE_BYTES),
     "/imu/data": ("sensor_msgs/msg/Imu", SMALL_MESSAGE_BYTES),
     "/gnss/fix": ("sensor_msgs/msg/NavSatFix", SMALL_MESSAGE_BYTES),
