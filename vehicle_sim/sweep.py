@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from tqdm import tqdm
@@ -117,7 +117,7 @@ def run_seed(options: argparse.Namespace, seed: int, domains: queue.Queue,
         return None
     row = {"seed": seed, "exit_code": code, "status": "ok" if code == 0 else f"failed ({code})"}
     _add_summary(row, folder, started)
-    if runs.stop.is_set():
+    if runs.stop.is_set() and code in (0, INTERRUPTED, -signal.SIGINT):  # (a failure stays)
         row["status"] = "interrupted"
     if row["status"] != "ok":
         row["log_tail"] = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
@@ -250,22 +250,38 @@ def run_all(options: argparse.Namespace) -> tuple[list[dict], bool]:
     domains: queue.Queue = queue.Queue()
     for j in range(jobs):  # distinct domains in 1..101, one per concurrent run
         domains.put(1 + (base + j) % 101)
-    runs, rows, stopped = Runs(), [], False
+    runs, stopped = Runs(), False
+    futures: list[tuple[int, Future]] = []
     with ThreadPoolExecutor(max_workers=jobs) as pool, \
             tqdm(total=len(options.seed_list), desc="runs", unit="run",
                  disable=not on_terminal()) as bar:
-        futures = [pool.submit(run_seed, options, s, domains, runs) for s in options.seed_list]
         try:
-            for future in as_completed(futures):
-                rows.append(future.result())
+            for s in options.seed_list:
+                futures.append((s, pool.submit(run_seed, options, s, domains, runs)))
+            for _ in as_completed([f for _, f in futures]):
                 bar.update(1)
         except KeyboardInterrupt:
             stopped = True
-            runs.interrupt()
-            pool.shutdown(wait=True, cancel_futures=True)  # the running ones end on SIGINT
-            rows = [f.result() for f in futures if not f.cancelled()]
-    rows = [r for r in rows if r is not None]
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C: the same
+            try:
+                runs.interrupt()
+                pool.shutdown(wait=True, cancel_futures=True)  # the running ones end on SIGINT
+            finally:
+                signal.signal(signal.SIGINT, previous)
+    rows = [r for r in (_row(seed, f) for seed, f in futures) if r is not None]
     return sorted(rows, key=lambda r: r["seed"]), stopped
+
+
+def _row(seed: int, future: Future) -> dict | None:
+    """A finished seed's row; None for one cancelled or never started; a run_seed that raised
+    is that seed's failed row (the table is still written)."""
+    if future.cancelled():
+        return None
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001 (any: the other seeds' rows are kept)
+        return {"seed": seed, "exit_code": "", "status": f"failed (sweep: {exc})",
+                "log_tail": []}
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ signal.signal(signal.SIGINT, lambda *_: stopped.append(1))
 end = time.monotonic() + float(sys.argv[sys.argv.index("--duration") + 1])
 while not stopped and time.monotonic() < end:
     time.sleep(0.02)
+if stopped:
+    time.sleep(0.5)  # a runner stopping its nodes takes a moment
 summary = json.dumps({"sim_time_s": 0.5 if stopped else 5.0, "distance_m": 1.0})
 (folder / "summary-20250101-120000.json").write_text(SUMMARY)
 print("a line of the run's log")
@@ -107,4 +109,16 @@ def test_a_sigint_to_the_sweep_alone_stops_its_runs_too(sweep_of_8):
     proc.send_signal(signal.SIGINT)  # not to its group
     stdout, stderr = proc.communicate(timeout=25.0)
     assert proc.returncode == 130 and time.monotonic() - sent < 10.0, stdout + stderr
+    assert len(list(csv.DictReader(open(out / "sweep.csv")))) == 2
+
+
+def test_a_second_ctrl_c_while_the_runs_stop_still_writes_the_table(sweep_of_8):
+    """An impatient user: Ctrl-C twice. The second one, while the stopped runs end, is taken
+    as the first (it raised inside the handler and the sweep ended without a table)."""
+    proc, out = sweep_of_8
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.2)  # the runs are stopping
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=20.0)
+    assert proc.returncode == 130 and "Traceback" not in stderr, stdout + stderr
     assert len(list(csv.DictReader(open(out / "sweep.csv")))) == 2
