@@ -26,13 +26,12 @@ from vehicle_sim.core.accident.detect import PART_NAMES, AccidentDetector
 from vehicle_sim.core.accident.params import AccidentParams
 from vehicle_sim.core.accident.watch import AccidentWatch, Event
 from vehicle_sim.core.config import load
-from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.core.vehicle.params import VehicleParams
 from vehicle_sim.graph import load_scenario
 from vehicle_sim.msg import AccidentEvent, TrafficAgentArray, VehicleState
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.agent_cdr import agents_of
+from vehicle_sim.nodes.agent_cdr import agents_of, yaws
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.fault_schedule import SchedulePublisher, check_names
 from vehicle_sim.nodes.main import NodeEntry, run_nodes
@@ -45,7 +44,7 @@ def agent_columns(rows: np.ndarray) -> dict[str, np.ndarray]:
     """core.accident.watch's agent columns of agent rows (agent_cdr.AGENT)."""
     pose = rows["pose"]
     cols = {"id": rows["id"].astype(np.int64), "x": pose[:, 0].copy(), "y": pose[:, 1].copy(),
-            "yaw": yaw_from_xyzw_array(pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6]),
+            "yaw": yaws(rows),
             "speed": rows["speed"].copy(), "lateral_speed": rows["lateral_speed"].copy(),
             "yaw_rate": rows["yaw_rate"].copy(),
             "length": rows["length"].astype(float), "width": rows["width"].astype(float),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.msg import TrafficAgentArray
 from vehicle_sim.nodes.state_cdr import ENCAPSULATION, header_stamp
 
@@ -66,11 +67,18 @@ def agent_count(data: bytes) -> int:
     if data[:2] not in (ENCAPSULATION[:2], BIG_ENDIAN):
         raise ValueError(f"encapsulation {bytes(data[:2]).hex()} is not XCDR1 (CDR)")
     order = "little" if data[:2] == ENCAPSULATION[:2] else "big"
-    body = memoryview(data)[4:]
-    at = (_string(body, _string(body, 8, order)[1], order)[1] + 3) & -4
+    return _head(memoryview(data)[4:], len(data), order)[3]
+
+
+def _head(body: memoryview, size: int, order: str = "little") -> tuple[str, str, int, int]:
+    """(frame_id, source, offset of the first agent, agent count) of a TrafficAgentArray's body
+    (after the encapsulation header; ``size``: the message's bytes, for the error line)."""
+    frame_id, at = _string(body, 8, order)
+    source, at = _string(body, at, order)
+    at = (at + 3) & -4
     if at + 4 > len(body):
-        raise ValueError(f"{len(data)} bytes end before the agents' count")
-    return int.from_bytes(body[at:at + 4], order)
+        raise ValueError(f"{size} bytes end before the agents' count")
+    return frame_id, source, at + 4, int.from_bytes(body[at:at + 4], order)
 
 
 def decode_agents(data: bytes) -> Agents | None:
@@ -87,12 +95,9 @@ def decode_agents(data: bytes) -> Agents | None:
     if stamp is None:
         raise ValueError(f"{len(data)} bytes hold no header stamp")
     body = memoryview(data)[4:]
-    frame_id, at = _string(body, 8)
-    source, at = _string(body, at)
-    at = (at + 3) & -4
-    n = int.from_bytes(body[at:at + 4], "little")
+    frame_id, source, o, n = _head(body, len(data))
     words = body[:len(body) & -4].cast("I")
-    starts, o = [], at + 4
+    starts = []
     for _ in range(n):  # the next agent's start depends on this one's lane name length
         starts.append(o)
         p = (o + 14) & -8  # the pose
@@ -107,8 +112,9 @@ def decode_agents(data: bytes) -> Agents | None:
     start = np.array(starts, dtype=np.int64)
     pose = (start + 14) & -8
     owner = pose + 92 + _gather(buf, pose + 88, "<u4")
-    owner += owner & 1
-    lateral = (((owner + 3 + 3) & -4) + 4 + 7) & -8
+    owner += owner & 1  # uint16 owner, bool ghost, then uint32 fault_id, float64 lateral_speed
+    fault = (owner + 3 + 3) & -4
+    lateral = (fault + 4 + 7) & -8
     rows = np.zeros(n, dtype=AGENT)
     rows["id"] = _gather(buf, start, "<u4")
     rows["kind"] = buf[start + 4]
@@ -118,7 +124,7 @@ def decode_agents(data: bytes) -> Agents | None:
         rows[name] = block[name]
     rows["lateral_speed"] = _gather(buf, lateral, "<f8")
     rows["owner"] = _gather(buf, owner, "<u2")
-    rows["fault_id"] = _gather(buf, ((owner + 3 + 3) & -4), "<u4")
+    rows["fault_id"] = _gather(buf, fault, "<u4")
     return Agents(*stamp, frame_id, rows, source)
 
 
@@ -126,6 +132,13 @@ def _gather(buf: np.ndarray, offsets: np.ndarray, dtype) -> np.ndarray:
     """One ``dtype`` value from ``buf`` at each offset."""
     dtype = np.dtype(dtype)
     return buf[offsets[:, None] + np.arange(dtype.itemsize)].view(dtype).reshape(len(offsets))
+
+
+def yaws(rows: np.ndarray) -> np.ndarray:
+    """Each row's yaw [rad] from its pose quaternion, bit for bit as
+    conversions.rpy_from_quaternion gives it of the message."""
+    q = rows["pose"]
+    return yaw_from_xyzw_array(q[:, 3], q[:, 4], q[:, 5], q[:, 6])
 
 
 def rows_of(msg: TrafficAgentArray) -> Agents:

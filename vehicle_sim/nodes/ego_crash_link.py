@@ -15,21 +15,20 @@ from vehicle_sim.core.accident.crash_params import crash_classes
 from vehicle_sim.core.accident.ego_contacts import AgentArrays
 from vehicle_sim.core.accident.ego_crash import EgoCrashSetup
 from vehicle_sim.core.box_geometry import bounding_radius
-from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.msg import TrafficAgentArray, VehicleDamage
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.agent_cdr import agents_of
+from vehicle_sim.nodes.agent_cdr import agents_of, yaws
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 
 
 def agent_arrays(stamps: np.ndarray, rows: np.ndarray) -> AgentArrays:
     """AgentArrays of AgentSnapshots.current()'s stamps [ns] and rows (map = odom)."""
     pose = rows["pose"]
-    yaw = yaw_from_xyzw_array(pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6])
     return AgentArrays.from_columns(
-        rows["id"], stamps, pose[:, 0], pose[:, 1], yaw, rows["speed"], rows["lateral_speed"],
-        rows["yaw_rate"], rows["length"], rows["width"], crash_classes(rows["kind"]))
+        rows["id"], stamps, pose[:, 0], pose[:, 1], yaws(rows), rows["speed"],
+        rows["lateral_speed"], rows["yaw_rate"], rows["length"], rows["width"],
+        crash_classes(rows["kind"]))
 
 
 class EgoCrashLink:

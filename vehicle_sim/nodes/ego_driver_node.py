@@ -26,7 +26,6 @@ from rclpy.node import Node
 from vehicle_sim.core.config import load
 from vehicle_sim.core.ego.autopilot import BRAKING, Autopilot, warm_up
 from vehicle_sim.core.ego.params import EgoDriverParams
-from vehicle_sim.core.rotations import yaw_from_xyzw_array
 from vehicle_sim.core.traffic.mapfile import load_map
 from vehicle_sim.core.traffic.network import Network
 from vehicle_sim.core.vehicle.params import VehicleParams
@@ -39,7 +38,7 @@ from vehicle_sim.msg import (
 )
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import qos
-from vehicle_sim.nodes.agent_cdr import Agents, agents_of
+from vehicle_sim.nodes.agent_cdr import Agents, agents_of, yaws
 from vehicle_sim.nodes.agent_inputs import AgentSnapshots
 from vehicle_sim.nodes.fault_link import FaultLink
 from vehicle_sim.nodes.link_faults import LinkFaults
@@ -198,10 +197,9 @@ class EgoDriverNode(Node):
             return
         rows = self.agents.current(t_state, timeout_ns)[1]
         pose = rows["pose"]
-        self.autopilot.set_agents(np.column_stack([
-            pose[:, 0], pose[:, 1],
-            yaw_from_xyzw_array(pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6]), rows["speed"],
-            rows["length"], rows["width"]]))
+        self.autopilot.set_agents(np.column_stack([pose[:, 0], pose[:, 1], yaws(rows),
+                                                   rows["speed"], rows["length"],
+                                                   rows["width"]]))
         self.autopilot.set_lights(self.lights)
         yaw = conv.rpy_from_quaternion(s.pose.orientation)[2]
         try:

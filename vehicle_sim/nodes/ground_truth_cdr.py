@@ -33,7 +33,7 @@ from autoware_perception_msgs.msg import Shape, TrackedObjectKinematics
 
 from vehicle_sim.nodes import conversions as conv
 from vehicle_sim.nodes import ground_truth_msgs as gt
-from vehicle_sim.nodes.agent_cdr import Agents
+from vehicle_sim.nodes.agent_cdr import Agents, yaws
 from vehicle_sim.nodes.state_cdr import ENCAPSULATION
 from vehicle_sim.nodes.traffic_msgs import STOPPED_BELOW_MPS
 
@@ -137,7 +137,7 @@ class ObjectsEncoder:
 
     def _ctrv(self, path: np.ndarray, rows: np.ndarray, height: np.ndarray) -> None:
         """ground_truth_msgs.ctrv_path of every row into ``path`` (n, steps, 7)."""
-        yaw0 = conv.yaw_from_xyzw_array(*(rows["pose"][:, k] for k in range(3, 7)))[:, None]
+        yaw0 = yaws(rows)[:, None]
         x, y = rows["pose"][:, :1], rows["pose"][:, 1:2]
         u, r = rows["speed"][:, None], rows["yaw_rate"][:, None]
         t = np.arange(self.steps) * self.step_s  # [s]
