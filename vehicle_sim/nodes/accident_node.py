@@ -110,8 +110,10 @@ class AccidentNode(Node):
         """Every shard's current agents (agent_inputs: no ghosts, none timed out) as columns,
         one set per stamp; built again only when the sets changed (every 100 Hz state asks:
         2,000 agents take ~33 ms to build)."""
-        stamps, rows = self.agents.current(t_ns, round(self.p.agent_timeout_s * 1e9))
+        timeout_ns = round(self.p.agent_timeout_s * 1e9)
+        self.agents.expire(t_ns, timeout_ns)
         if self._columns[0] != self.agents.version:
+            stamps, rows = self.agents.current(t_ns, timeout_ns)
             self._columns = (self.agents.version, [
                 (int(stamp_ns), agent_columns(rows[stamps == stamp_ns]))
                 for stamp_ns in np.unique(stamps)])

@@ -47,16 +47,9 @@ class AgentSnapshots:
 
     def current(self, t_ns: int, timeout_ns: int) -> tuple[np.ndarray, np.ndarray]:
         """(stamp [ns] (n,), rows (n,) AGENT) of every agent of owners heard within timeout_ns
-        of t_ns; an id present in several owners' sets (mid hand-over) is taken from the
-        newest (the first of the newest)."""
-        stale = [(o, v) for o, v in self._by_owner.items() if abs(t_ns - v[0]) > timeout_ns]
-        for owner, (stamp, rows, _) in stale:
-            del self._by_owner[owner]
-            self.version += 1
-            if self._warn is not None and len(rows):
-                self._warn(f"traffic/agents of shard {owner} are {(t_ns - stamp) * 1e-9:+.2f} s "
-                           f"from the time they are used at (timeout {timeout_ns * 1e-9:g} s): "
-                           f"its {len(rows)} agents are left out of {self._use}")
+        of t_ns (``expire``); an id present in several owners' sets (mid hand-over) is taken
+        from the newest (the first of the newest)."""
+        self.expire(t_ns, timeout_ns)
         if not self._by_owner:
             return np.zeros(0, np.int64), np.zeros(0, AGENT)
         sets = list(self._by_owner.values())
@@ -71,3 +64,15 @@ class AgentSnapshots:
         first[1:] = ids[order][1:] != ids[order][:-1]
         keep = np.sort(order[first])
         return stamps[keep], rows[keep]
+
+    def expire(self, t_ns: int, timeout_ns: int) -> None:
+        """Drop the sets of owners not heard within timeout_ns of t_ns, each said in a line (a
+        reader that caches what it built from the sets asks this, then ``version``)."""
+        stale = [(o, v) for o, v in self._by_owner.items() if abs(t_ns - v[0]) > timeout_ns]
+        for owner, (stamp, rows, _) in stale:
+            del self._by_owner[owner]
+            self.version += 1
+            if self._warn is not None and len(rows):
+                self._warn(f"traffic/agents of shard {owner} are {(t_ns - stamp) * 1e-9:+.2f} s "
+                           f"from the time they are used at (timeout {timeout_ns * 1e-9:g} s): "
+                           f"its {len(rows)} agents are left out of {self._use}")
