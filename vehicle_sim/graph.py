@@ -91,28 +91,35 @@ NODE_EXECUTABLES = ("dynamics_node", "traffic_node", "imu_node", "gps_node", "br
 
 @dataclass(frozen=True)
 class NodeSpec:
-    name: str = spec(doc="ROS node name")
-    executable: str = spec(doc="console script (lib/vehicle_sim/<exe> or bin/<exe>)")
-    params_file: str = spec("", doc="parameter file relative to config/, '' for none")
-    args: tuple[str, ...] = spec((), doc="launch arguments passed as parameters of that name")
-    remappings: tuple[str, ...] = spec((), doc="'from:=to' topic remappings")
-    respawn: bool = spec(False, doc="restart the node when it exits")
-    respawn_delay_s: float = spec(2.0, unit="s", ge=0.0, le=60.0,
-                                  doc="a choice: a node back only after a minute has missed "
-                                      "the run")
-    shutdown_on_exit: bool = spec(True, doc="end the whole run when this node exits "
-                                  "(ignored with respawn)")
-    condition: str = spec("", doc="launch argument that must be 'true' to start the node")
-    wait_for_graph: bool = spec(False, doc="pass the names of the other nodes of the run as "
-                                "parameter wait_for_nodes (the clock owner waits for them), and "
-                                "the lockstep peers as lockstep_peers")
-    lockstep_peer: bool = spec(False, doc="acknowledges every frame in mode lockstep "
-                               "(gets parameter lockstep = true in that mode)")
-    lockstep_inputs: tuple[str, ...] = spec((), doc="lockstep peers whose outputs this peer "
-                                            "waits for each frame (parameter lockstep_inputs)")
-    process: str = spec("", doc="nodes with the same process name run in one process, one "
-                        "executor (vehicle_sim_compose): fewer processes competing for the "
-                        "cores; '' = a process of its own (a user splits them by removing it)")
+    name: str = spec()
+    """ROS node name"""
+    executable: str = spec()
+    """console script (lib/vehicle_sim/<exe> or bin/<exe>)"""
+    params_file: str = spec("")
+    """parameter file relative to config/, '' for none"""
+    args: tuple[str, ...] = spec(())
+    """launch arguments passed as parameters of that name"""
+    remappings: tuple[str, ...] = spec(())
+    """'from:=to' topic remappings"""
+    respawn: bool = spec(False)
+    """restart the node when it exits"""
+    respawn_delay_s: float = spec(2.0, unit="s", ge=0.0, le=60.0)
+    """a choice: a node back only after a minute has missed the run"""
+    shutdown_on_exit: bool = spec(True)
+    """end the whole run when this node exits (ignored with respawn)"""
+    condition: str = spec("")
+    """launch argument that must be 'true' to start the node"""
+    wait_for_graph: bool = spec(False)
+    """pass the names of the other nodes of the run as parameter wait_for_nodes (the clock owner
+    waits for them), and the lockstep peers as lockstep_peers"""
+    lockstep_peer: bool = spec(False)
+    """acknowledges every frame in mode lockstep (gets parameter lockstep = true in that mode)"""
+    lockstep_inputs: tuple[str, ...] = spec(())
+    """lockstep peers whose outputs this peer waits for each frame (parameter lockstep_inputs)"""
+    process: str = spec("")
+    """nodes with the same process name run in one process, one executor (vehicle_sim_compose):
+    fewer processes competing for the cores; '' = a process of its own (a user splits them by
+    removing it)"""
 
     def __post_init__(self) -> None:
         for remap in self.remappings:
@@ -126,10 +133,12 @@ class NodeSpec:
 
 @dataclass(frozen=True)
 class Scenario:
-    description: str = spec(doc="one line shown by the runner")
-    nodes: tuple[NodeSpec, ...] = spec(doc="the processes of the scenario")
-    schedule: tuple[ScheduledFault, ...] = spec((), doc="faults and instructor actions at "
-                                                "simulation times (core/fault_schedule.py)")
+    description: str = spec()
+    """one line shown by the runner"""
+    nodes: tuple[NodeSpec, ...] = spec()
+    """the processes of the scenario"""
+    schedule: tuple[ScheduledFault, ...] = spec(())
+    """faults and instructor actions at simulation times (core/fault_schedule.py)"""
 
     def __post_init__(self) -> None:
         names = [n.name for n in self.nodes]

@@ -28,7 +28,8 @@ SEPARATOR = "=" * 80
 
 @dataclass(frozen=True)
 class RecorderParams:
-    record_dir: str = spec("runs", doc="folder of the MCAP file")
+    record_dir: str = spec("runs")
+    """folder of the MCAP file"""
     topics: tuple[str, ...] = spec(
         ("/clock", "/vehicle/state", "/odom", "/vehicle/control", "/autonomy/control",
          "/sim/status", "/cmd_vel", "/bridge/active_source",
@@ -46,25 +47,25 @@ class RecorderParams:
          # the ground truth in Autoware's types
          "/perception/object_recognition/objects",
          "/perception/object_recognition/tracking/objects",
-         "/perception/traffic_light_recognition/traffic_signals"),
-        doc="topics recorded when they appear (any message type, found by discovery)")
-    type_prefixes: tuple[str, ...] = spec(
-        ("vehicle_sim/",), doc="also record every topic whose type starts with one of these")
-    exclude_topics: tuple[str, ...] = spec(
-        ("/sim/lockstep_ack", "/traffic/handover", "/traffic/ghosts", "/vehicle/state_raw"),
-        doc="internal protocol topics and the 1 kHz raw state, left out even when their type "
-        "matches")
-    map_file: str = spec("maps/urban_grid.yaml", doc="map of the run (the traffic node's "
-                         "map_file), written to the MCAP metadata for vehicle_sim_report")
-    vehicle_file: str = spec("vehicles/medium_car.yaml",
-                             doc="the ego's vehicle file (the dynamics node's), written to the "
-                             "MCAP metadata: the report's ego box")
-    discovery_period_s: float = spec(0.2, unit="s", ge=0.01, le=10.0,
-                                     doc="how often to look for topics (a choice: a topic found "
-                                         "later loses its first messages; faster is busy work)")
-    lockstep: bool = spec(False, doc="acknowledge every /clock tick once the vehicle state of "
-                          "that time is recorded: the run then never outpaces the recording "
-                          "(set by the scenario's lockstep_peer in mode lockstep)")
+         "/perception/traffic_light_recognition/traffic_signals"))
+    """topics recorded when they appear (any message type, found by discovery)"""
+    type_prefixes: tuple[str, ...] = spec(("vehicle_sim/",))
+    """also record every topic whose type starts with one of these"""
+    exclude_topics: tuple[str, ...] = spec(("/sim/lockstep_ack", "/traffic/handover",
+                                            "/traffic/ghosts", "/vehicle/state_raw"))
+    """internal protocol topics and the 1 kHz raw state, left out even when their type matches"""
+    map_file: str = spec("maps/urban_grid.yaml")
+    """map of the run (the traffic node's map_file), written to the MCAP metadata for
+    vehicle_sim_report"""
+    vehicle_file: str = spec("vehicles/medium_car.yaml")
+    """the ego's vehicle file (the dynamics node's), written to the MCAP metadata: the report's ego
+    box"""
+    discovery_period_s: float = spec(0.2, unit="s", ge=0.01, le=10.0)
+    """how often to look for topics (a choice: a topic found later loses its first messages; faster
+    is busy work)"""
+    lockstep: bool = spec(False)
+    """acknowledge every /clock tick once the vehicle state of that time is recorded: the run then
+    never outpaces the recording (set by the scenario's lockstep_peer in mode lockstep)"""
 
     def __post_init__(self) -> None:
         if self.lockstep and not self.wanted("/vehicle/state", "vehicle_sim/msg/VehicleState"):

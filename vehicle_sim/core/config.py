@@ -1,9 +1,10 @@
 """Typed, validated, read-only parameters loaded from YAML or flat ROS parameters.
 
 Every parameter set in vehicle_sim is a frozen dataclass whose fields carry their unit and bounds
-in ``spec(...)`` metadata. ``build(cls, data, source=...)`` validates a mapping once and returns
-the frozen instance; any problem raises :class:`ConfigError` naming the source (file or node),
-the dotted key and the reason. Nested dataclasses map to nested YAML mappings, or to dotted
+in ``spec(...)`` metadata and their meaning in the docstring under them (core.field_docs).
+``build(cls, data, source=...)`` validates a mapping once and returns the frozen instance; any
+problem raises :class:`ConfigError` naming the source (file or node), the dotted key and the
+reason. Nested dataclasses map to nested YAML mappings, or to dotted
 names in flat ROS parameters (``vehicle.mass_kg``).
 
 No ROS import here: nodes call :func:`flat_fields` to declare typed parameters with the
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 import yaml
 
 from vehicle_sim.core import ros_yaml
+from vehicle_sim.core.field_docs import field_docs
 
 T = TypeVar("T")
 # a parameter, map or scenario file larger than this is refused before parsing (the largest
@@ -48,7 +50,9 @@ def spec(default: Any = dataclasses.MISSING, *, unit: str = "", doc: str = "",
          ge: float | None = None, le: float | None = None,
          gt: float | None = None, lt: float | None = None,
          choices: tuple | None = None) -> Any:
-    """A dataclass field with its unit, bounds and description (read by validation and docs)."""
+    """A dataclass field with its unit and bounds (read by validation and docs). Its meaning is
+    the docstring under it; ``doc`` is for a field with no class body (``make_dataclass``) and for
+    one spec that two classes share."""
     meta = {"unit": unit, "doc": doc, "ge": ge, "le": le, "gt": gt, "lt": lt, "choices": choices}
     if isinstance(default, (list, dict)):
         raise TypeError("use a tuple for sequence defaults (frozen parameters)")
@@ -163,8 +167,10 @@ def ros_owned(name: str) -> bool:
 
 
 def flat_fields(cls: type) -> list[tuple[str, type, Any, dict]]:
-    """(dotted name, scalar type, default, metadata) for every leaf field of ``cls``."""
+    """(dotted name, scalar type, default, metadata) for every leaf field of ``cls``; the
+    metadata's ``doc`` is the field's docstring (core.field_docs) where spec() was given none."""
     out = []
+    docs = field_docs(cls)
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         tp = hints[f.name]
@@ -174,7 +180,9 @@ def flat_fields(cls: type) -> list[tuple[str, type, Any, dict]]:
                     default = _get_path(f.default, name)
                 out.append((f"{f.name}.{name}", sub_tp, default, meta))
         else:
-            out.append((f.name, tp, f.default, dict(f.metadata)))
+            meta = dict(f.metadata)
+            meta["doc"] = meta.get("doc") or docs.get(f.name, "")
+            out.append((f.name, tp, f.default, meta))
     return out
 
 

@@ -25,78 +25,88 @@ MAX_STEPS_PER_MESSAGE = 10_000
 
 @dataclass(frozen=True)
 class InitialPose:
-    x_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M, doc="start position in odom")
-    y_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M, doc="start position in odom")
-    yaw_rad: float = spec(0.0, unit="rad", ge=-2 * math.pi, le=2 * math.pi,
-                          doc="start heading, 0 = east (ENU)")
-    speed_mps: float = spec(0.0, unit="m/s", ge=-20.0, le=80.0, doc="start forward speed")
+    x_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M)
+    """start position in odom"""
+    y_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M)
+    """start position in odom"""
+    yaw_rad: float = spec(0.0, unit="rad", ge=-2 * math.pi, le=2 * math.pi)
+    """start heading, 0 = east (ENU)"""
+    speed_mps: float = spec(0.0, unit="m/s", ge=-20.0, le=80.0)
+    """start forward speed"""
 
 
 @dataclass(frozen=True)
 class DynamicsParams:
-    vehicle_file: str = spec("vehicles/medium_car.yaml",
-                             doc="vehicle parameter file, absolute or relative to the config dir")
-    model: str = spec("single_track", choices=("single_track", "kinematic", "full14"),
-                      doc="vehicle model (vehicle_sim.core.vehicle.factory.MODELS)")
-    terrain_file: str = spec("", doc="friction zones and heightmap (model full14), relative to "
-                             "the config dir; '' = flat dry road")
-    integrator: str = spec("rk4", choices=("euler", "midpoint", "rk4"), doc="paper 001")
-    physics_rate_hz: float = spec(1000.0, unit="Hz", ge=50.0, le=MAX_PHYSICS_RATE_HZ,
-                                  doc="fixed step rate")
-    state_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=MAX_PHYSICS_RATE_HZ,
-                                doc="VehicleState and Odometry rate")
-    raw_state_decimation: int = spec(1, ge=0, le=MAX_STEPS_PER_MESSAGE,
-                                     doc="raw state every N physics steps, 0 = off")
-    clock_decimation: int = spec(1, ge=1, le=MAX_STEPS_PER_MESSAGE,
-                                 doc="/clock every N physics steps")
-    status_rate_hz: float = spec(1.0, unit="Hz", gt=0.0, le=50.0, doc="SimStatus rate (wall)")
-    mode: str = spec("realtime", choices=MODES, doc="realtime pacing, fast, or lockstep")
-    real_time_factor: float = spec(1.0, gt=0.0, le=1000.0, doc="sim seconds per wall second")
-    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S, doc="the run's end: "
-                           "physics and /clock hold at this sim time, 0 = none")
-    realtime_priority: int = spec(0, ge=0, le=99, doc="SCHED_FIFO priority of the physics "
-                                  "loop in realtime mode (the thread that takes the node's "
-                                  "requests one level below), 0 = normal scheduling")
-    physics_process: bool = spec(True, doc="realtime mode: the physics loop runs in a process "
-                                 "of its own, where no ROS callback can hold it up (issue 14; "
-                                 "core.loop_process); fast and lockstep runs keep it in a thread")
-    lockstep_peers: tuple[str, ...] = spec((), doc="node names that ack each lockstep frame")
-    lockstep_frame_steps: int = spec(10, ge=1, le=MAX_STEPS_PER_MESSAGE,
-                                     doc="physics steps per lockstep frame (003's N)")
-    command_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=3600.0,
-                                    doc="sim time without a command before the watchdog brakes "
-                                        "(stacks command at >= 10 Hz; up to an hour for an "
-                                        "open-loop run that sends one command)")
-    watchdog_brake: float = spec(1.0, ge=0.0, le=1.0, doc="brake pedal applied by the watchdog")
-    wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes are up, "
-                                           "read /clock and are matched as readers of this "
-                                           "node's topics (the runner and launch file fill in "
-                                           "the scenario's)")
-    clockless_nodes: tuple[str, ...] = spec((), doc="those of wait_for_nodes that read no "
-                                            "/clock (the bridge): not waited for as readers")
-    start_timeout_s: float = spec(120.0, unit="s", gt=0.0, le=3600.0,
-                                  doc="wall time to wait for them, then start anyway with a "
-                                      "warning (a cold numba cache, e.g. a workspace build "
-                                      "without the set-up's warm-up, took ~45-60 s to compile "
-                                      "on a loaded 2-core machine)")
-    start_settle_s: float = spec(1.0, unit="s", ge=0.0, le=60.0,
-                                 doc="wall time after they are up, for DDS discovery to match "
-                                     "their subscriptions (a choice: discovery takes ~1 s)")
-    map_file: str = spec("maps/urban_grid.yaml",
-                         doc="map whose static objects the ego can crash into (issue 11; trees, "
-                             "poles, barriers, buildings), relative to the config dir; '' = no "
-                             "crash contacts (neither statics nor traffic agents)")
-    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=AGENT_TIMEOUT_MAX_S,
-                                  doc="a traffic shard silent this long (sim time): its agents "
-                                      "are no longer obstacles for the ego's crash contacts")
-    odom_frame: str = spec("odom", doc="REP-105 odometry frame")
-    base_frame: str = spec("base_link", doc="REP-105 body frame (at the reference point)")
-    base_link: str = spec("cg", choices=REFERENCE_POINTS,
-                          doc="reference point of base_link in odometry, /tf and the sensor "
-                              "frames: cg, or rear_axle (centre on the ground, Autoware's); "
-                              "vehicle/state stays the CG's (core.frames)")
-    map_frame: str = spec("map", doc="REP-105 map frame of the static map -> odom")
-    publish_tf: bool = spec(True, doc="odom -> base_link on /tf, map -> odom on /tf_static")
+    vehicle_file: str = spec("vehicles/medium_car.yaml")
+    """vehicle parameter file, absolute or relative to the config dir"""
+    model: str = spec("single_track", choices=("single_track", "kinematic", "full14"))
+    """vehicle model (vehicle_sim.core.vehicle.factory.MODELS)"""
+    terrain_file: str = spec("")
+    """friction zones and heightmap (model full14), relative to the config dir; '' = flat dry
+    road"""
+    integrator: str = spec("rk4", choices=("euler", "midpoint", "rk4"))
+    """paper 001"""
+    physics_rate_hz: float = spec(1000.0, unit="Hz", ge=50.0, le=MAX_PHYSICS_RATE_HZ)
+    """fixed step rate"""
+    state_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=MAX_PHYSICS_RATE_HZ)
+    """VehicleState and Odometry rate"""
+    raw_state_decimation: int = spec(1, ge=0, le=MAX_STEPS_PER_MESSAGE)
+    """raw state every N physics steps, 0 = off"""
+    clock_decimation: int = spec(1, ge=1, le=MAX_STEPS_PER_MESSAGE)
+    """/clock every N physics steps"""
+    status_rate_hz: float = spec(1.0, unit="Hz", gt=0.0, le=50.0)
+    """SimStatus rate (wall)"""
+    mode: str = spec("realtime", choices=MODES)
+    """realtime pacing, fast, or lockstep"""
+    real_time_factor: float = spec(1.0, gt=0.0, le=1000.0)
+    """sim seconds per wall second"""
+    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S)
+    """the run's end: physics and /clock hold at this sim time, 0 = none"""
+    realtime_priority: int = spec(0, ge=0, le=99)
+    """SCHED_FIFO priority of the physics loop in realtime mode (the thread that takes the node's
+    requests one level below), 0 = normal scheduling"""
+    physics_process: bool = spec(True)
+    """realtime mode: the physics loop runs in a process of its own, where no ROS callback can hold
+    it up (issue 14; core.loop_process); fast and lockstep runs keep it in a thread"""
+    lockstep_peers: tuple[str, ...] = spec(())
+    """node names that ack each lockstep frame"""
+    lockstep_frame_steps: int = spec(10, ge=1, le=MAX_STEPS_PER_MESSAGE)
+    """physics steps per lockstep frame (003's N)"""
+    command_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=3600.0)
+    """sim time without a command before the watchdog brakes (stacks command at >= 10 Hz; up to an
+    hour for an open-loop run that sends one command)"""
+    watchdog_brake: float = spec(1.0, ge=0.0, le=1.0)
+    """brake pedal applied by the watchdog"""
+    wait_for_nodes: tuple[str, ...] = spec(())
+    """start stepping only when these nodes are up, read /clock and are matched as readers of this
+    node's topics (the runner and launch file fill in the scenario's)"""
+    clockless_nodes: tuple[str, ...] = spec(())
+    """those of wait_for_nodes that read no /clock (the bridge): not waited for as readers"""
+    start_timeout_s: float = spec(120.0, unit="s", gt=0.0, le=3600.0)
+    """wall time to wait for them, then start anyway with a warning (a cold numba cache, e.g. a
+    workspace build without the set-up's warm-up, took ~45-60 s to compile on a loaded 2-core
+    machine)"""
+    start_settle_s: float = spec(1.0, unit="s", ge=0.0, le=60.0)
+    """wall time after they are up, for DDS discovery to match their subscriptions (a choice:
+    discovery takes ~1 s)"""
+    map_file: str = spec("maps/urban_grid.yaml")
+    """map whose static objects the ego can crash into (issue 11; trees, poles, barriers,
+    buildings), relative to the config dir; '' = no crash contacts (neither statics nor traffic
+    agents)"""
+    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=AGENT_TIMEOUT_MAX_S)
+    """a traffic shard silent this long (sim time): its agents are no longer obstacles for the ego's
+    crash contacts"""
+    odom_frame: str = spec("odom")
+    """REP-105 odometry frame"""
+    base_frame: str = spec("base_link")
+    """REP-105 body frame (at the reference point)"""
+    base_link: str = spec("cg", choices=REFERENCE_POINTS)
+    """reference point of base_link in odometry, /tf and the sensor frames: cg, or rear_axle (centre
+    on the ground, Autoware's); vehicle/state stays the CG's (core.frames)"""
+    map_frame: str = spec("map")
+    """REP-105 map frame of the static map -> odom"""
+    publish_tf: bool = spec(True)
+    """odom -> base_link on /tf, map -> odom on /tf_static"""
     odom_in_map: OdomInMap = OdomInMap()
     initial: InitialPose = InitialPose()
 

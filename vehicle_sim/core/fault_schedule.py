@@ -38,19 +38,23 @@ MAX_VALUE = max(MAX_ACCEL_BIAS_STEP_MPS2, MAX_GYRO_BIAS_STEP_RADPS, MAX_NOISE_SC
 class ScheduledFault:
     """One entry of a scenario's ``schedule``: the FaultCommand fields, and when."""
 
-    at_s: float = spec(unit="s", ge=0.0, le=MAX_RUN_DURATION_S,
-                       doc="simulation time to apply it")
-    target: str = spec(doc="gps, imu, vehicle, platform, wheel, traffic, or a node name (links)")
-    fault: str = spec(doc="the FaultCommand constant's name, e.g. PROVOKE_ACCIDENT or CLEAR")
-    id: int = spec(ge=0, le=FAULT_ID_MAX, doc="fault id (CLEAR with id 0 clears the target)")
-    channel: str = spec("", doc="channel, tyre or agent selector, as in FaultCommand")
-    value: float = spec(0.0, ge=-MAX_VALUE, le=MAX_VALUE,
-                        doc="magnitude in the unit of the channel")
-    vector: tuple[float, float, float] = spec((0.0, 0.0, 0.0), unit="m",
-                                              ge=-MAX_POSITION_JUMP_M, le=MAX_POSITION_JUMP_M,
-                                              doc="POSITION_JUMP offset, ENU")
-    duration_s: float = spec(0.0, unit="s", ge=0.0, le=MAX_DURATION_S,
-                             doc="of simulation time, 0 = until cleared")
+    at_s: float = spec(unit="s", ge=0.0, le=MAX_RUN_DURATION_S)
+    """simulation time to apply it"""
+    target: str = spec()
+    """gps, imu, vehicle, platform, wheel, traffic, or a node name (links)"""
+    fault: str = spec()
+    """the FaultCommand constant's name, e.g. PROVOKE_ACCIDENT or CLEAR"""
+    id: int = spec(ge=0, le=FAULT_ID_MAX)
+    """fault id (CLEAR with id 0 clears the target)"""
+    channel: str = spec("")
+    """channel, tyre or agent selector, as in FaultCommand"""
+    value: float = spec(0.0, ge=-MAX_VALUE, le=MAX_VALUE)
+    """magnitude in the unit of the channel"""
+    vector: tuple[float, float, float] = spec((0.0, 0.0, 0.0), unit="m", ge=-MAX_POSITION_JUMP_M,
+                                              le=MAX_POSITION_JUMP_M)
+    """POSITION_JUMP offset, ENU"""
+    duration_s: float = spec(0.0, unit="s", ge=0.0, le=MAX_DURATION_S)
+    """of simulation time, 0 = until cleared"""
 
     def __post_init__(self) -> None:
         if not self.fault.isidentifier() or self.fault != self.fault.upper():

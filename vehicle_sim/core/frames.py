@@ -78,11 +78,12 @@ def specific_force(a_mps2: list[float], alpha_radps2: list[float], w_radps: list
 class OdomInMap:
     """The static map -> odom transform: where odom's origin and x axis lie in map."""
 
-    x_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M, doc="odom origin in map, east")
-    y_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M,
-                      doc="odom origin in map, north")
-    yaw_rad: float = spec(0.0, unit="rad", ge=-math.pi, le=math.pi,
-                          doc="odom x axis from map x, counter-clockwise")
+    x_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M)
+    """odom origin in map, east"""
+    y_m: float = spec(0.0, unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M)
+    """odom origin in map, north"""
+    yaw_rad: float = spec(0.0, unit="rad", ge=-math.pi, le=math.pi)
+    """odom x axis from map x, counter-clockwise"""
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ MAX_RUN_DURATION_S = 1e7  # [s] ~116 days of simulated time: a bound, not a use
 
 @dataclass(frozen=True)
 class MonitorParams:
-    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S,
-                           doc="end the run at this sim time, 0 = never")
-    record_dir: str = spec("runs", doc="folder for the JSON run summary ('' = none)")
+    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S)
+    """end the run at this sim time, 0 = never"""
+    record_dir: str = spec("runs")
+    """folder for the JSON run summary ('' = none)"""
 
 
 @dataclass

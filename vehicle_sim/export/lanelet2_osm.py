@@ -54,17 +54,17 @@ MPS_TO_KMH = 3.6
 class Lanelet2Params:
     """Where the map frame is on the globe and the heights of the furniture written."""
 
-    origin_latitude_deg: float = spec(0.0, unit="deg", ge=-89.0, le=89.0,
-                                      doc="WGS-84 latitude of the map frame origin")
-    origin_longitude_deg: float = spec(0.0, unit="deg", ge=-180.0, le=180.0,
-                                       doc="WGS-84 longitude of the map frame origin")
-    origin_altitude_m: float = spec(0.0, unit="m", ge=-1000.0, le=10000.0,
-                                    doc="origin height above the WGS-84 ellipsoid")
-    light_height_m: float = spec(5.0, unit="m", ge=0.0, le=20.0,
-                                 doc="height of the light line strings (a choice: mast-arm "
-                                 "signals hang about 5 m above the road)")
-    sign_height_m: float = spec(2.0, unit="m", ge=0.0, le=10.0, doc="height of the sign lines "
-                                "(a choice: post-mounted signs, about 2 m)")
+    origin_latitude_deg: float = spec(0.0, unit="deg", ge=-89.0, le=89.0)
+    """WGS-84 latitude of the map frame origin"""
+    origin_longitude_deg: float = spec(0.0, unit="deg", ge=-180.0, le=180.0)
+    """WGS-84 longitude of the map frame origin"""
+    origin_altitude_m: float = spec(0.0, unit="m", ge=-1000.0, le=10000.0)
+    """origin height above the WGS-84 ellipsoid"""
+    light_height_m: float = spec(5.0, unit="m", ge=0.0, le=20.0)
+    """height of the light line strings (a choice: mast-arm signals hang about 5 m above the
+    road)"""
+    sign_height_m: float = spec(2.0, unit="m", ge=0.0, le=10.0)
+    """height of the sign lines (a choice: post-mounted signs, about 2 m)"""
 
 
 def light_group_id(k: int) -> int:

@@ -25,10 +25,10 @@ MAX_CELLS = 50_000_000  # 50 MB of int8: a 1.4 km square at 0.2 m; more is refus
 class GridParams:
     """Resolution and extent of the drivable-area grid."""
 
-    resolution_m: float = spec(0.2, unit="m", ge=0.02, le=5.0,
-                               doc="cell size (0.2 m: a tenth of a car width)")
-    margin_m: float = spec(5.0, unit="m", ge=0.0, le=200.0,
-                           doc="occupied border around the lanes' extent")
+    resolution_m: float = spec(0.2, unit="m", ge=0.02, le=5.0)
+    """cell size (0.2 m: a tenth of a car width)"""
+    margin_m: float = spec(5.0, unit="m", ge=0.0, le=200.0)
+    """occupied border around the lanes' extent"""
 
 
 @dataclass(frozen=True)

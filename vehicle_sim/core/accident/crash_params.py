@@ -69,24 +69,20 @@ def part_damping_nspm(crash_class: int, part: int) -> float:
 class CrashParams:
     """Numerics and friction of the crash world and of the ego's contacts."""
 
-    substep_s: float = spec(1e-4, unit="s", gt=1e-6, le=1e-3,
-                            doc="contact sub-step: K/m of the stiffest pair (heavy truck front "
-                                "2.5e9 N/m on a 1.1 t car) gives omega dt = 0.15 and R dt/m = "
-                                "0.27 at 0.1 ms, inside symplectic Euler's stability region")
-    road_friction: float = spec(0.7, unit="-", gt=0.0, le=1.5,
-                                doc="post-crash sliding friction, locked tyres on dry asphalt "
-                                    "(0.7: Brach & Brach, Vehicle Accident Analysis and "
-                                    "Reconstruction Methods, skid tables 0.6-0.8)")
-    barrier_friction: float = spec(0.4, unit="-", gt=0.0, le=1.5,
-                                   doc="car body sliding on a barrier or a static object (004: "
-                                       "slip against barriers); 0.4 steel on painted steel, "
-                                       "dry (a choice within the 0.3-0.5 handbook range)")
-    vehicle_height_m: float = spec(1.5, unit="m", gt=0.1, le=5.0,
-                                   doc="box height of the vehicles in the contact geometry")
-    static_height_m: float = spec(3.0, unit="m", gt=0.1, le=100.0,
-                                  doc="height of the static objects in the contact geometry")
-    stop_speed_mps: float = spec(0.05, unit="m/s", gt=0.0, le=1.0,
-                                 doc="a crashed body slower than this (and turning slower than "
-                                     "this / 1 m) is at rest")
+    substep_s: float = spec(1e-4, unit="s", gt=1e-6, le=1e-3)
+    """contact sub-step: K/m of the stiffest pair (heavy truck front 2.5e9 N/m on a 1.1 t car) gives
+    omega dt = 0.15 and R dt/m = 0.27 at 0.1 ms, inside symplectic Euler's stability region"""
+    road_friction: float = spec(0.7, unit="-", gt=0.0, le=1.5)
+    """post-crash sliding friction, locked tyres on dry asphalt (0.7: Brach & Brach, Vehicle
+    Accident Analysis and Reconstruction Methods, skid tables 0.6-0.8)"""
+    barrier_friction: float = spec(0.4, unit="-", gt=0.0, le=1.5)
+    """car body sliding on a barrier or a static object (004: slip against barriers); 0.4 steel on
+    painted steel, dry (a choice within the 0.3-0.5 handbook range)"""
+    vehicle_height_m: float = spec(1.5, unit="m", gt=0.1, le=5.0)
+    """box height of the vehicles in the contact geometry"""
+    static_height_m: float = spec(3.0, unit="m", gt=0.1, le=100.0)
+    """height of the static objects in the contact geometry"""
+    stop_speed_mps: float = spec(0.05, unit="m/s", gt=0.0, le=1.0)
+    """a crashed body slower than this (and turning slower than this / 1 m) is at rest"""
     release_s: float = release_s_spec()
     part_margin_m: float = part_margin_m_spec()

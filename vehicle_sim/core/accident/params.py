@@ -32,24 +32,27 @@ def part_margin_m_spec() -> Any:
 class AccidentParams:
     """Contact detection between the ego and the traffic agents (004 sec. 7.1, 002 parts)."""
 
-    vehicle_file: str = spec("vehicles/medium_car.yaml",
-                             doc="ego vehicle file (box length and width), relative to config/")
-    ego_name: str = spec("ego", doc="actor/victim name of the ego vehicle")
-    frame_id: str = spec("map", doc="frame of the event position (odom = map, REP-105 identity)")
+    vehicle_file: str = spec("vehicles/medium_car.yaml")
+    """ego vehicle file (box length and width), relative to config/"""
+    ego_name: str = spec("ego")
+    """actor/victim name of the ego vehicle"""
+    frame_id: str = spec("map")
+    """frame of the event position (odom = map, REP-105 identity)"""
     release_s: float = release_s_spec()
     part_margin_m: float = part_margin_m_spec()
-    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=AGENT_TIMEOUT_MAX_S,
-                                  doc="a traffic shard silent this long (sim time): its "
-                                      "agents are dropped")
-    max_extrapolation_s: float = spec(0.2, unit="s", ge=0.0, le=2.0,
-                                      doc="agents are moved at constant speed to the ego stamp, "
-                                          "at most this far (a choice: at most 2 s, 28 m at "
-                                          "14 m/s)")
-    agents_vs_agents: bool = spec(True, doc="also report contacts between two traffic agents")
-    map_file: str = spec("", doc="map whose static objects (trees, poles, barriers, buildings) "
-                         "are bodies of the detection, relative to config/; '' = none")
-    accident_template: str = spec("", doc="the traffic's accident template (config/accidents/): "
-                                  "its vehicles are named scripted/<id> and its planned "
-                                  "collisions reported with SOURCE_SCRIPTED; '' = none")
-    scenario: str = spec("", doc="scenario (name or file) whose schedule of faults and "
-                         "instructor actions this node publishes; '' = none")
+    agent_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=AGENT_TIMEOUT_MAX_S)
+    """a traffic shard silent this long (sim time): its agents are dropped"""
+    max_extrapolation_s: float = spec(0.2, unit="s", ge=0.0, le=2.0)
+    """agents are moved at constant speed to the ego stamp, at most this far (a choice: at most 2 s,
+    28 m at 14 m/s)"""
+    agents_vs_agents: bool = spec(True)
+    """also report contacts between two traffic agents"""
+    map_file: str = spec("")
+    """map whose static objects (trees, poles, barriers, buildings) are bodies of the detection,
+    relative to config/; '' = none"""
+    accident_template: str = spec("")
+    """the traffic's accident template (config/accidents/): its vehicles are named scripted/<id> and
+    its planned collisions reported with SOURCE_SCRIPTED; '' = none"""
+    scenario: str = spec("")
+    """scenario (name or file) whose schedule of faults and instructor actions this node publishes;
+    '' = none"""

@@ -54,13 +54,14 @@ class FleetParams:
     # look-ahead, and a vehicle that turns early meets its collision with a corner)
     servo: ServoParams = ServoParams(lead_in_m=0.0, steer_lookahead_s=0.25,
                                      min_steer_lookahead_m=2.0)
-    lead_in_frames: int = spec(30, ge=1, le=600, doc="000's lead-in: frames of run-up (1 s)")
-    max_substep_s: float = spec(0.002, unit="s", gt=0.0, le=0.02,
-                                doc="model sub-step (a choice: the ego's 500 Hz planar rate)")
+    lead_in_frames: int = spec(30, ge=1, le=600)
+    """000's lead-in: frames of run-up (1 s)"""
+    max_substep_s: float = spec(0.002, unit="s", gt=0.0, le=0.02)
+    """model sub-step (a choice: the ego's 500 Hz planar rate)"""
     integrator: str = spec("rk4", choices=("euler", "midpoint", "rk4"))
-    run_on_s: float = spec(0.5, unit="s", ge=0.0, le=5.0,
-                           doc="after its last collision a vehicle's target runs on at the "
-                               "arrival velocity this long, then holds (see the docstring)")
+    run_on_s: float = spec(0.5, unit="s", ge=0.0, le=5.0)
+    """after its last collision a vehicle's target runs on at the arrival velocity this long, then
+    holds (see the docstring)"""
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,8 @@ class StaticObject:
     kind: str = spec(choices=OBJECT_KINDS)
     x_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
     y_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
-    radius_m: float = spec(0.4, unit="m", gt=0.0, le=5.0,
-                           doc="cylinder radius (a choice: 0.4 m, the trees of urban_grid)")
+    radius_m: float = spec(0.4, unit="m", gt=0.0, le=5.0)
+    """cylinder radius (a choice: 0.4 m, the trees of urban_grid)"""
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,12 @@ class Vehicle:
 
     id: str = spec()
     kind: str = spec(choices=VEHICLE_KINDS)
-    direction: str = spec(choices=DIRECTIONS, doc="initial direction of travel")
-    events: tuple[str, ...] = spec(choices=EVENT_KINDS, doc="002's event chain, in order")
-    start_distance_m: float = spec(0.0, unit="m", ge=0.0, le=200.0,
-                                   doc="0: the position planner's 20 / 26 / 32 m")
+    direction: str = spec(choices=DIRECTIONS)
+    """initial direction of travel"""
+    events: tuple[str, ...] = spec(choices=EVENT_KINDS)
+    """002's event chain, in order"""
+    start_distance_m: float = spec(0.0, unit="m", ge=0.0, le=200.0)
+    """0: the position planner's 20 / 26 / 32 m"""
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,8 @@ class Collision:
     actor_part: str = spec(choices=PART_NAMES)
     victim: str = spec()
     victim_part: str = spec(choices=PART_NAMES)
-    position_m: tuple[float, ...] = spec((), unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M,
-                                         doc="[x, y] or empty (derived by the planner)")
+    position_m: tuple[float, ...] = spec((), unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
+    """[x, y] or empty (derived by the planner)"""
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,12 @@ class AccidentTemplate:
     vehicles: tuple[Vehicle, ...] = spec()
     collisions: tuple[Collision, ...] = spec()
     static_objects: tuple[StaticObject, ...] = spec(())
-    y_axis: str = spec("north", choices=("north", "south"), doc="direction of +y")
-    speed_mps: float = spec(10.0, unit="m/s", ge=1.0, le=30.0,
-                            doc="cruise speed of the fastest vehicle (a choice: urban 36 km/h)")
-    t_split: float = spec(0.8, gt=0.0, lt=1.0, doc="002's T_split (time value of collision 1)")
+    y_axis: str = spec("north", choices=("north", "south"))
+    """direction of +y"""
+    speed_mps: float = spec(10.0, unit="m/s", ge=1.0, le=30.0)
+    """cruise speed of the fastest vehicle (a choice: urban 36 km/h)"""
+    t_split: float = spec(0.8, gt=0.0, lt=1.0)
+    """002's T_split (time value of collision 1)"""
     source: str = dataclasses.field(default="<template>", init=False)
 
 

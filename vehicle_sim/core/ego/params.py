@@ -33,73 +33,75 @@ from vehicle_sim.core.traffic.params import (
 class EgoDriverParams:
     """The ego_driver node: a route over the map and 004's driver laws on the ego vehicle."""
 
-    map_file: str = spec("maps/urban_grid.yaml", doc="map, absolute or relative to config/")
-    vehicle_file: str = spec("vehicles/medium_car.yaml",
-                             doc="ego vehicle (forces for the pedal mapping, size, wheelbase); "
-                                 "the same file as the dynamics node's")
-    seed: int = spec(0, ge=0, le=SEED_MAX, doc="seed of the route's turn choices at the nodes")
-    control_rate_hz: float = spec(50.0, unit="Hz", gt=0.0, le=1000.0,
-                                  doc="VehicleControl rate, simulation time")
-    state_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=5.0,
-                                  doc="no vehicle/state this long (sim time): brake (at most "
-                                      "5 s: longer, the ego drives blind for tens of metres, "
-                                      "no watchdog)")
+    map_file: str = spec("maps/urban_grid.yaml")
+    """map, absolute or relative to config/"""
+    vehicle_file: str = spec("vehicles/medium_car.yaml")
+    """ego vehicle (forces for the pedal mapping, size, wheelbase); the same file as the dynamics
+    node's"""
+    seed: int = spec(0, ge=0, le=SEED_MAX)
+    """seed of the route's turn choices at the nodes"""
+    control_rate_hz: float = spec(50.0, unit="Hz", gt=0.0, le=1000.0)
+    """VehicleControl rate, simulation time"""
+    state_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=5.0)
+    """no vehicle/state this long (sim time): brake (at most 5 s: longer, the ego drives blind for
+    tens of metres, no watchdog)"""
     lookahead_time_s: float = spec(MODERATE.lookahead_time_s, unit="s", gt=0.0,
-                                   le=DRIVER_TIME_MAX_S, doc="t_s of 004 eq. 6")
+                                   le=DRIVER_TIME_MAX_S)
+    """t_s of 004 eq. 6"""
     lookahead_min_m: float = spec(MODERATE.lookahead_min_m, unit="m", gt=0.0,
-                                  le=DRIVER_DISTANCE_MAX_M,
-                                  doc="d_0 of 004 eq. 6 (the look-ahead t_s u + d_0 is capped at "
-                                      "half the radius of a curve ahead)")
-    steer_d_gain_s: float = spec(MODERATE.steer_d_gain_s, unit="s", ge=0.0,
-                                 le=DRIVER_D_GAIN_MAX_S, doc="c_d of 004 eq. 8")
-    cruise_margin_mps: float = spec(0.5, unit="m/s", ge=0.0, le=5.0,
-                                    doc="cruise at the lane speed limit minus this")
+                                  le=DRIVER_DISTANCE_MAX_M)
+    """d_0 of 004 eq. 6 (the look-ahead t_s u + d_0 is capped at half the radius of a curve
+    ahead)"""
+    steer_d_gain_s: float = spec(MODERATE.steer_d_gain_s, unit="s", ge=0.0, le=DRIVER_D_GAIN_MAX_S)
+    """c_d of 004 eq. 8"""
+    cruise_margin_mps: float = spec(0.5, unit="m/s", ge=0.0, le=5.0)
+    """cruise at the lane speed limit minus this"""
     accel_max_mps2: float = spec(MODERATE.accel_mean_mps2, unit="m/s^2", gt=0.0,
-                                 le=DRIVER_ACCEL_MAX_MPS2, doc="a_m of 004 eqs. 11-12, IDM a")
-    accel_d_gain_s: float = spec(MODERATE.accel_d_gain_s, unit="s", ge=0.0,
-                                 le=DRIVER_D_GAIN_MAX_S, doc="c_d/c_p of 004 eq. 10 (not given)")
+                                 le=DRIVER_ACCEL_MAX_MPS2)
+    """a_m of 004 eqs. 11-12, IDM a"""
+    accel_d_gain_s: float = spec(MODERATE.accel_d_gain_s, unit="s", ge=0.0, le=DRIVER_D_GAIN_MAX_S)
+    """c_d/c_p of 004 eq. 10 (not given)"""
     comfort_decel_mps2: float = spec(MODERATE.comfort_decel_mps2, unit="m/s^2", gt=0.0,
-                                     le=DRIVER_ACCEL_MAX_MPS2, doc="IDM b")
-    time_headway_s: float = spec(MODERATE.time_headway_s, unit="s", gt=0.0,
-                                 le=DRIVER_TIME_MAX_S, doc="IDM T")
-    min_gap_m: float = spec(MODERATE.min_gap_m, unit="m", gt=0.0, le=DRIVER_DISTANCE_MAX_M,
-                            doc="IDM s0")
+                                     le=DRIVER_ACCEL_MAX_MPS2)
+    """IDM b"""
+    time_headway_s: float = spec(MODERATE.time_headway_s, unit="s", gt=0.0, le=DRIVER_TIME_MAX_S)
+    """IDM T"""
+    min_gap_m: float = spec(MODERATE.min_gap_m, unit="m", gt=0.0, le=DRIVER_DISTANCE_MAX_M)
+    """IDM s0"""
     lateral_accel_mps2: float = spec(MODERATE.lateral_accel_mps2, unit="m/s^2", gt=0.0,
-                                     le=DRIVER_ACCEL_MAX_MPS2,
-                                     doc="curve speed sqrt(a_lat R) at a lane's sharpest point")
+                                     le=DRIVER_ACCEL_MAX_MPS2)
+    """curve speed sqrt(a_lat R) at a lane's sharpest point"""
     yellow_stop_decel_mps2: float = spec(MODERATE.yellow_stop_decel_mps2, unit="m/s^2", gt=0.0,
-                                         le=DRIVER_ACCEL_MAX_MPS2,
-                                         doc="stops at yellow if it needs less (ITE)")
-    stop_margin_m: float = spec(1.0, unit="m", ge=0.0, le=STOP_ZONE_MARGIN_M - STOP_DONE_M,
-                                doc="front bumper to stop line when stopped (a choice; farther, "
-                                    "the run report would not count a stop sign's stop)")
-    stop_sign_speed_mps: float = spec(FULL_STOP_MPS, unit="m/s", gt=0.0, le=MAX_SPEED_LIMIT_MPS,
-                                      doc="the stop at a stop sign is done once the ego is "
-                                          "slower than this with its bumper within 1 m of its "
-                                          "stop point; then it goes on. The default is a full "
-                                          "stop, FULL_STOP_MPS, the run report's threshold: "
-                                          "above it the report counts a rolling stop (the "
-                                          "moderate traffic driver, DriverProfile, rolls "
-                                          "through at 2 m/s)")
+                                         le=DRIVER_ACCEL_MAX_MPS2)
+    """stops at yellow if it needs less (ITE)"""
+    stop_margin_m: float = spec(1.0, unit="m", ge=0.0, le=STOP_ZONE_MARGIN_M - STOP_DONE_M)
+    """front bumper to stop line when stopped (a choice; farther, the run report would not count a
+    stop sign's stop)"""
+    stop_sign_speed_mps: float = spec(FULL_STOP_MPS, unit="m/s", gt=0.0, le=MAX_SPEED_LIMIT_MPS)
+    """the stop at a stop sign is done once the ego is slower than this with its bumper within 1 m
+    of its stop point; then it goes on. The default is a full stop, FULL_STOP_MPS, the run report's
+    threshold: above it the report counts a rolling stop (the moderate traffic driver,
+    DriverProfile, rolls through at 2 m/s)"""
     give_way_speed_mps: float = spec(MODERATE.give_way_speed_mps, unit="m/s", ge=0.0,
-                                     le=MAX_SPEED_LIMIT_MPS, doc="speed at a give-way line")
-    hold_brake: float = spec(0.3, unit="-", gt=0.0, le=1.0,
-                             doc="brake pedal held at rest when asked to stop (a choice: "
-                                 "0.3 x 14.1 kN holds the medium car on a 30 % slope)")
-    horizon_m: float = spec(LEADER_RANGE_M, unit="m", gt=20.0, le=1000.0,
-                            doc="route look-ahead for lights, signs, curves and leaders (the "
-                                "agents' leader range, driver_law.LEADER_RANGE_M)")
-    corridor_margin_m: float = spec(0.4, unit="m", ge=0.0, le=5.0,
-                                    doc="lateral margin of the leader corridor (driver_law; a "
-                                        "choice: at most 5 m, more takes in the next lanes)")
-    max_start_distance_m: float = spec(30.0, unit="m", gt=0.0, le=1000.0,
-                                       doc="start refused (brake) if no lane is this near (a "
-                                           "choice: at most 1 km, farther is off the map)")
-    lockstep: bool = spec(False, doc="work on /clock ticks once each tick's inputs are in, and "
-                                     "acknowledge them (dynamics mode lockstep; set by the "
-                                     "scenario)")
-    lockstep_inputs: tuple[str, ...] = spec((), doc="in lockstep: the traffic nodes whose "
-                                                    "agents and lights each frame waits for")
+                                     le=MAX_SPEED_LIMIT_MPS)
+    """speed at a give-way line"""
+    hold_brake: float = spec(0.3, unit="-", gt=0.0, le=1.0)
+    """brake pedal held at rest when asked to stop (a choice: 0.3 x 14.1 kN holds the medium car on
+    a 30 % slope)"""
+    horizon_m: float = spec(LEADER_RANGE_M, unit="m", gt=20.0, le=1000.0)
+    """route look-ahead for lights, signs, curves and leaders (the agents' leader range,
+    driver_law.LEADER_RANGE_M)"""
+    corridor_margin_m: float = spec(0.4, unit="m", ge=0.0, le=5.0)
+    """lateral margin of the leader corridor (driver_law; a choice: at most 5 m, more takes in the
+    next lanes)"""
+    max_start_distance_m: float = spec(30.0, unit="m", gt=0.0, le=1000.0)
+    """start refused (brake) if no lane is this near (a choice: at most 1 km, farther is off the
+    map)"""
+    lockstep: bool = spec(False)
+    """work on /clock ticks once each tick's inputs are in, and acknowledge them (dynamics mode
+    lockstep; set by the scenario)"""
+    lockstep_inputs: tuple[str, ...] = spec(())
+    """in lockstep: the traffic nodes whose agents and lights each frame waits for"""
 
     def __post_init__(self) -> None:
         if self.give_way_speed_mps < self.stop_sign_speed_mps:

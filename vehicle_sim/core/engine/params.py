@@ -17,30 +17,28 @@ from vehicle_sim.core.traffic.node_params import TrafficNodeParams
 
 @dataclass(frozen=True)
 class EngineNodeParams:
-    scenario: str = spec("urban", doc="scenario whose cores the engine runs (config/scenarios/"
-                         "<name>.yaml, or a path)")
-    seed: int = spec(0, ge=0, le=SEED_MAX,
-                     doc="seed of every random process (traffic, sensor noise)")
-    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S,
-                           doc="end the run at this simulated time, 0 = never")
-    record_dir: str = spec("runs", doc="folder for the JSON run summary ('' = none) and the "
-                           "recording")
-    record: bool = spec(False, doc="write the edges the scenario's recorder node would record "
-                        "to an MCAP file in record_dir, every message at its sim time, "
-                        "read or not")
-    base_link: str = spec("cg", choices=REFERENCE_POINTS, doc="reference point of base_link "
-                          "in odom and /tf, as the dynamics node's")
-    vehicle_file: str = spec("", doc="the ego's vehicle file for every core that models the "
-                             "ego, as the launch argument of that name ('' = the scenario's "
-                             "parameter files)")
-    wait_for_nodes: tuple[str, ...] = spec((), doc="start stepping only when these nodes (a "
-                                           "stack, a probe) are up, read /clock and are "
-                                           "matched as readers of its topics, as the "
-                                           "dynamics node's parameter of that name "
-                                           "(start_timeout_s and start_settle_s: the "
-                                           "scenario's dynamics node's)")
-    clockless_nodes: tuple[str, ...] = spec((), doc="those of wait_for_nodes that read no "
-                                            "/clock: not waited for as readers")
+    scenario: str = spec("urban")
+    """scenario whose cores the engine runs (config/scenarios/<name>.yaml, or a path)"""
+    seed: int = spec(0, ge=0, le=SEED_MAX)
+    """seed of every random process (traffic, sensor noise)"""
+    duration: float = spec(0.0, unit="s", ge=0.0, le=MAX_RUN_DURATION_S)
+    """end the run at this simulated time, 0 = never"""
+    record_dir: str = spec("runs")
+    """folder for the JSON run summary ('' = none) and the recording"""
+    record: bool = spec(False)
+    """write the edges the scenario's recorder node would record to an MCAP file in record_dir,
+    every message at its sim time, read or not"""
+    base_link: str = spec("cg", choices=REFERENCE_POINTS)
+    """reference point of base_link in odom and /tf, as the dynamics node's"""
+    vehicle_file: str = spec("")
+    """the ego's vehicle file for every core that models the ego, as the launch argument of that
+    name ('' = the scenario's parameter files)"""
+    wait_for_nodes: tuple[str, ...] = spec(())
+    """start stepping only when these nodes (a stack, a probe) are up, read /clock and are matched
+    as readers of its topics, as the dynamics node's parameter of that name (start_timeout_s and
+    start_settle_s: the scenario's dynamics node's)"""
+    clockless_nodes: tuple[str, ...] = spec(())
+    """those of wait_for_nodes that read no /clock: not waited for as readers"""
 
 
 @dataclass(frozen=True)

@@ -50,75 +50,76 @@ def _ipv4(name: str, value: str) -> ipaddress.IPv4Address:
 class BridgeNodeParams:
     """ROS parameters of ``bridge_node`` (one source of defaults; config/bridge.yaml overrides)."""
 
-    platform_file: str = spec("platforms/stewart6_generic.yaml",
-                              doc="platform preset, absolute or relative to the config dir")
-    vehicle_file: str = spec("vehicles/medium_car.yaml",
-                             doc="the ego's vehicle file (the dynamics node's): the stack "
-                                 "controller's model and steering limit")
-    platform_rate_hz: float = spec(500.0, unit="Hz", ge=50.0, le=PLATFORM_RATE_MAX_HZ,
-                                   doc="platform loop on absolute deadlines (issue 6: 500 Hz); "
-                                       "replaces the preset's washout.rate_hz")
+    platform_file: str = spec("platforms/stewart6_generic.yaml")
+    """platform preset, absolute or relative to the config dir"""
+    vehicle_file: str = spec("vehicles/medium_car.yaml")
+    """the ego's vehicle file (the dynamics node's): the stack controller's model and steering
+    limit"""
+    platform_rate_hz: float = spec(500.0, unit="Hz", ge=50.0, le=PLATFORM_RATE_MAX_HZ)
+    """platform loop on absolute deadlines (issue 6: 500 Hz); replaces the preset's
+    washout.rate_hz"""
     ffb_rate_hz: float = ffb_rate_spec("highest FF_CONSTANT update rate, ~200-500 Hz "
                                        "(conventions.md); replaces the preset's ffb.max_update_hz")
-    control_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ,
-                                  doc="vehicle/control publication rate (mux result)")
-    cue_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ,
-                              doc="motion/cue publication rate")
-    wire_format: str = spec("", choices=("", "simtools_text", "binary"),
-                            doc="platform frame format, '' = the preset's wire.format")
-    output_host: str = spec("127.0.0.1", doc="IPv4 address of the rig controller")
-    output_port: int = spec(0, ge=0, le=65535,
-                            doc="UDP port of the rig controller, 0 = no platform output")
-    serial_device: str = spec("", doc="serial port of a rig controller (e.g. /dev/ttyUSB0): "
-                                      "platform frames raw 8N1, '' = no serial output")
-    serial_baud: int = spec(115200, unit="bit/s", choices=SERIAL_BAUD_RATES,
-                            doc="serial line speed; must carry serial_rate_hz frames")
-    serial_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ,
-                                 doc="platform frames per second on the serial port")
-    input_host: str = spec("127.0.0.1", doc="IPv4 address the rig input socket binds to")
-    input_port: int = spec(0, ge=0, le=65535, doc="UDP port for rig input packets, 0 = off")
-    allowed_peers: tuple[str, ...] = spec(("127.0.0.1",),
-                                          doc="IPv4 senders whose input packets are accepted; "
-                                              "others are dropped and counted")
-    input_key_file: str = spec("", doc="absolute path of the rig input's shared key (at least "
-                                       "16 bytes, mode 600, owned by this user): every input "
-                                       "packet must then carry its HMAC-SHA256 tag; '' = no "
-                                       "authentication")
-    evdev_device: str = spec("", doc="wheel as /dev/input/eventN, 'auto' = first device with "
-                                     "FF_CONSTANT and axes, '' = no evdev input")
-    evdev_axes: tuple[str, ...] = spec(("ABS_X", "ABS_Z", "ABS_RZ", "ABS_Y"),
-                                       doc="evdev axis codes of steering, throttle, brake, clutch "
-                                           "(check yours with evtest)")
-    autonomy_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=WATCHDOG_MAX_S,
-                                     doc="autonomy/control older than this is not fresh "
-                                         "(as the dynamics node's command_timeout_s default)")
-    driver_fallback: bool = spec(True, doc="drive from the rig while no fresh autonomy command "
-                                           "arrives, even before a takeover")
-    max_gear: int = spec(1, ge=1, le=30, doc="highest forward gear the driver's paddles select "
-                                             "(the dynamics node's automatic box has 1)")
-    base_link: str = spec("cg", choices=REFERENCE_POINTS,
-                          doc="reference point of base_link, as the dynamics node's base_link: "
-                              "the velocity report is that point's (core.frames)")
-    base_frame: str = spec("base_link", doc="the vehicle's body frame, as the dynamics node's "
-                                            "base_frame: a stamped stack command must be in it "
-                                            "(or in '')")
-    mode: str = spec("realtime", choices=MODES,
-                     doc="the run's pacing (set by the scenario): in fast and lockstep modes "
-                         "autonomy commands are forwarded as they arrive, not by the "
-                         "wall-clock loop, so the dynamics node gets each one in its frame")
-    lockstep: bool = spec(False, doc="hold each /clock tick until a stack command arrived at "
-                                     "most stack_lag_s before it, then acknowledge it "
-                                     "(core.motion.stack_sync; dynamics mode lockstep, set by "
-                                     "the scenario's lockstep_peer)")
-    stack_lag_s: float = spec(0.1, unit="s", ge=0.01, le=10.0,
-                              doc="lockstep: sim time may run this far ahead of the newest stack "
-                                  "command (two periods of a 20 Hz stack); below "
-                                  "autonomy_timeout_s")
-    stack_wait_s: float = spec(30.0, unit="s", gt=0.0, le=3600.0,
-                               doc="lockstep: wall time the run waits for a silent stack, then "
-                                   "goes on without it (it brakes) until the stack commands again")
-    stats_period_s: float = spec(10.0, unit="s", ge=0.0, le=3600.0,
-                                 doc="log loop lateness and packet counts this often, 0 = at exit")
+    control_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ)
+    """vehicle/control publication rate (mux result)"""
+    cue_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ)
+    """motion/cue publication rate"""
+    wire_format: str = spec("", choices=("", "simtools_text", "binary"))
+    """platform frame format, '' = the preset's wire.format"""
+    output_host: str = spec("127.0.0.1")
+    """IPv4 address of the rig controller"""
+    output_port: int = spec(0, ge=0, le=65535)
+    """UDP port of the rig controller, 0 = no platform output"""
+    serial_device: str = spec("")
+    """serial port of a rig controller (e.g. /dev/ttyUSB0): platform frames raw 8N1, '' = no serial
+    output"""
+    serial_baud: int = spec(115200, unit="bit/s", choices=SERIAL_BAUD_RATES)
+    """serial line speed; must carry serial_rate_hz frames"""
+    serial_rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=PLATFORM_RATE_MAX_HZ)
+    """platform frames per second on the serial port"""
+    input_host: str = spec("127.0.0.1")
+    """IPv4 address the rig input socket binds to"""
+    input_port: int = spec(0, ge=0, le=65535)
+    """UDP port for rig input packets, 0 = off"""
+    allowed_peers: tuple[str, ...] = spec(("127.0.0.1",))
+    """IPv4 senders whose input packets are accepted; others are dropped and counted"""
+    input_key_file: str = spec("")
+    """absolute path of the rig input's shared key (at least 16 bytes, mode 600, owned by this
+    user): every input packet must then carry its HMAC-SHA256 tag; '' = no authentication"""
+    evdev_device: str = spec("")
+    """wheel as /dev/input/eventN, 'auto' = first device with FF_CONSTANT and axes, '' = no evdev
+    input"""
+    evdev_axes: tuple[str, ...] = spec(("ABS_X", "ABS_Z", "ABS_RZ", "ABS_Y"))
+    """evdev axis codes of steering, throttle, brake, clutch (check yours with evtest)"""
+    autonomy_timeout_s: float = spec(0.5, unit="s", gt=0.0, le=WATCHDOG_MAX_S)
+    """autonomy/control older than this is not fresh (as the dynamics node's command_timeout_s
+    default)"""
+    driver_fallback: bool = spec(True)
+    """drive from the rig while no fresh autonomy command arrives, even before a takeover"""
+    max_gear: int = spec(1, ge=1, le=30)
+    """highest forward gear the driver's paddles select (the dynamics node's automatic box has 1)"""
+    base_link: str = spec("cg", choices=REFERENCE_POINTS)
+    """reference point of base_link, as the dynamics node's base_link: the velocity report is that
+    point's (core.frames)"""
+    base_frame: str = spec("base_link")
+    """the vehicle's body frame, as the dynamics node's base_frame: a stamped stack command must be
+    in it (or in '')"""
+    mode: str = spec("realtime", choices=MODES)
+    """the run's pacing (set by the scenario): in fast and lockstep modes autonomy commands are
+    forwarded as they arrive, not by the wall-clock loop, so the dynamics node gets each one in its
+    frame"""
+    lockstep: bool = spec(False)
+    """hold each /clock tick until a stack command arrived at most stack_lag_s before it, then
+    acknowledge it (core.motion.stack_sync; dynamics mode lockstep, set by the scenario's
+    lockstep_peer)"""
+    stack_lag_s: float = spec(0.1, unit="s", ge=0.01, le=10.0)
+    """lockstep: sim time may run this far ahead of the newest stack command (two periods of a 20 Hz
+    stack); below autonomy_timeout_s"""
+    stack_wait_s: float = spec(30.0, unit="s", gt=0.0, le=3600.0)
+    """lockstep: wall time the run waits for a silent stack, then goes on without it (it brakes)
+    until the stack commands again"""
+    stats_period_s: float = spec(10.0, unit="s", ge=0.0, le=3600.0)
+    """log loop lateness and packet counts this often, 0 = at exit"""
 
     def __post_init__(self) -> None:
         out = _ipv4("output_host", self.output_host)

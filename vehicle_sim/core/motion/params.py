@@ -77,8 +77,8 @@ _PLAT = symmetric_joints(0.35, math.radians(10.0), math.radians(60.0))
 class CueingParams:
     """Where the driver's head is and the gravity used for specific force."""
 
-    head_position_m: Vec3 = spec((0.0, 0.0, 0.0), unit="m", ge=-LENGTH_MAX_M, le=LENGTH_MAX_M,
-                                 doc="driver's head (vestibular organ) in base_link, from the CG")
+    head_position_m: Vec3 = spec((0.0, 0.0, 0.0), unit="m", ge=-LENGTH_MAX_M, le=LENGTH_MAX_M)
+    """driver's head (vestibular organ) in base_link, from the CG"""
     gravity_mps2: float = spec(GRAVITY_MPS2, unit="m/s^2", ge=GRAVITY_MIN_MPS2,
                                le=GRAVITY_MAX_MPS2)
 
@@ -92,28 +92,30 @@ class WashoutParams:
     ~3 deg/s (Groen & Bles 2004, J. Vestibular Research 14:375-385).
     """
 
-    rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=5000.0, doc="platform update rate")
-    trans_scale: Vec3 = spec((0.5, 0.5, 0.5), unit="-", ge=0.0, le=1.0,
-                             doc="specific-force scale per axis (design choice)")
-    trans_limit_mps2: Vec3 = spec((5.0, 5.0, 5.0), unit="m/s^2", gt=0.0, le=ACCEL_MAX_MPS2,
-                                  doc="clip of the scaled specific force (design choice)")
-    trans_hp_order: int = spec(3, choices=(2, 3),
-                               doc="2: residual displacement a/omega^2 for a step; 3: returns to 0")
+    rate_hz: float = spec(100.0, unit="Hz", gt=0.0, le=5000.0)
+    """platform update rate"""
+    trans_scale: Vec3 = spec((0.5, 0.5, 0.5), unit="-", ge=0.0, le=1.0)
+    """specific-force scale per axis (design choice)"""
+    trans_limit_mps2: Vec3 = spec((5.0, 5.0, 5.0), unit="m/s^2", gt=0.0, le=ACCEL_MAX_MPS2)
+    """clip of the scaled specific force (design choice)"""
+    trans_hp_order: int = spec(3, choices=(2, 3))
+    """2: residual displacement a/omega^2 for a step; 3: returns to 0"""
     trans_hp_omega_radps: float = spec(2.5, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS)
     trans_hp_zeta: float = spec(1.0, unit="-", gt=0.0, le=ZETA_MAX)
-    trans_hp_break_radps: float = spec(0.5, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS,
-                                       doc="first-order break, 3rd order (design choice)")
+    trans_hp_break_radps: float = spec(0.5, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS)
+    """first-order break, 3rd order (design choice)"""
     tilt_lp_omega_radps: float = spec(5.0, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS)
     tilt_lp_zeta: float = spec(1.0, unit="-", gt=0.0, le=ZETA_MAX)
     tilt_rate_limit_radps: float = spec(math.radians(3.0), unit="rad/s", gt=0.0,
                                         le=RATE_MAX_RADPS)
-    tilt_max_rad: float = spec(math.radians(20.0), unit="rad", gt=0.0, lt=math.pi / 2,
-                               doc="tilt-coordination angle limit (design choice)")
-    rot_scale: Vec3 = spec((0.5, 0.5, 0.5), unit="-", ge=0.0, le=1.0, doc="design choice")
-    rot_limit_radps: Vec3 = spec((1.0, 1.0, 1.0), unit="rad/s", gt=0.0, le=RATE_MAX_RADPS,
-                                 doc="design choice")
-    rot_hp_omega_radps: float = spec(1.0, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS,
-                                     doc="design choice")
+    tilt_max_rad: float = spec(math.radians(20.0), unit="rad", gt=0.0, lt=math.pi / 2)
+    """tilt-coordination angle limit (design choice)"""
+    rot_scale: Vec3 = spec((0.5, 0.5, 0.5), unit="-", ge=0.0, le=1.0)
+    """design choice"""
+    rot_limit_radps: Vec3 = spec((1.0, 1.0, 1.0), unit="rad/s", gt=0.0, le=RATE_MAX_RADPS)
+    """design choice"""
+    rot_hp_omega_radps: float = spec(1.0, unit="rad/s", gt=0.0, le=OMEGA_MAX_RADPS)
+    """design choice"""
     rot_hp_zeta: float = spec(1.0, unit="-", gt=0.0, le=ZETA_MAX)
 
     def __post_init__(self) -> None:
@@ -137,12 +139,12 @@ class StewartParams:
     platform_joints_m: tuple[Vec3, ...] = spec(_PLAT, unit="m", ge=-LENGTH_MAX_M,
                                                le=LENGTH_MAX_M)
     neutral_height_m: float = spec(0.55, unit="m", gt=0.0, le=LENGTH_MAX_M)
-    leg_min_m: float = spec(0.54, unit="m", gt=0.0, le=LENGTH_MAX_M,
-                            doc="shortest leg (joint centre to centre)")
+    leg_min_m: float = spec(0.54, unit="m", gt=0.0, le=LENGTH_MAX_M)
+    """shortest leg (joint centre to centre)"""
     leg_max_m: float = spec(0.74, unit="m", gt=0.0, le=LENGTH_MAX_M)
-    max_joint_angle_rad: float = spec(math.radians(30.0), unit="rad", gt=0.0, le=math.pi / 2,
-                                      doc="joint deflection from its neutral direction; rod-end "
-                                          "spherical bearings allow ~15-30 deg (check yours)")
+    max_joint_angle_rad: float = spec(math.radians(30.0), unit="rad", gt=0.0, le=math.pi / 2)
+    """joint deflection from its neutral direction; rod-end spherical bearings allow ~15-30 deg
+    (check yours)"""
 
     def __post_init__(self) -> None:
         if len(self.base_joints_m) != 6 or len(self.platform_joints_m) != 6:
@@ -179,17 +181,17 @@ class VerticalRigParams:
 class SafetyParams:
     """Per-axis limits of the platform pose (x, y, z [m], roll, pitch, yaw [rad])."""
 
-    pose_limit: Vec6 = spec((0.08, 0.08, 0.06, 0.26, 0.26, 0.26), unit="m|rad", gt=0.0,
-                            le=math.pi, doc="symmetric pose limit about neutral (design choice); "
-                                            "<= pi for the angles (rig travel is < 1 m)")
+    pose_limit: Vec6 = spec((0.08, 0.08, 0.06, 0.26, 0.26, 0.26), unit="m|rad", gt=0.0, le=math.pi)
+    """symmetric pose limit about neutral (design choice); <= pi for the angles (rig travel is < 1
+    m)"""
     velocity_limit: Vec6 = spec((0.3, 0.3, 0.2, 0.6, 0.6, 0.6), unit="m/s|rad/s", gt=0.0,
                                 le=RATE_MAX_RADPS)
     accel_limit: Vec6 = spec((3.0, 3.0, 3.0, 6.0, 6.0, 6.0), unit="m/s^2|rad/s^2", gt=0.0,
                              le=ACCEL_MAX_MPS2)
-    watchdog_timeout_s: float = spec(0.1, unit="s", gt=0.0, le=WATCHDOG_MAX_S,
-                                     doc="vehicle state older than this ramps the rig to neutral")
-    soft_start_s: float = spec(3.0, unit="s", ge=0.0, le=60.0,
-                               doc="blend from neutral to the command")
+    watchdog_timeout_s: float = spec(0.1, unit="s", gt=0.0, le=WATCHDOG_MAX_S)
+    """vehicle state older than this ramps the rig to neutral"""
+    soft_start_s: float = spec(3.0, unit="s", ge=0.0, le=60.0)
+    """blend from neutral to the command"""
 
 
 @dataclass(frozen=True)
@@ -197,11 +199,15 @@ class WireParams:
     """Output wire format for the rig controller."""
 
     format: str = spec("simtools_text", choices=("simtools_text", "binary"))
-    axis_letters: str = spec("ABCDEF", doc="one letter per output axis (SimTools style)")
-    bits: int = spec(8, choices=(8, 10, 12, 16), doc="output resolution")
+    axis_letters: str = spec("ABCDEF")
+    """one letter per output axis (SimTools style)"""
+    bits: int = spec(8, choices=(8, 10, 12, 16))
+    """output resolution"""
     number_base: str = spec("decimal", choices=("decimal", "hex"))
-    terminator: str = spec("\n", doc="appended to each text frame")
-    header: tuple[int, ...] = spec((0xA5, 0x5A), ge=0, le=255, doc="binary frame header bytes")
+    terminator: str = spec("\n")
+    """appended to each text frame"""
+    header: tuple[int, ...] = spec((0xA5, 0x5A), ge=0, le=255)
+    """binary frame header bytes"""
 
     def __post_init__(self) -> None:
         letters = self.axis_letters  # sent as ASCII (wire.encode_text): "Ä" passes isalpha()
@@ -234,25 +240,24 @@ class FfbParams:
     drivers: ``level_sign`` flips it (verify on the bench with a small gain first).
     """
 
-    steering_ratio: float = spec(15.0, unit="-", gt=0.0, le=60.0,
-                                 doc="handwheel / road-wheel angle; passenger cars ~12-20 "
-                                     "(Gillespie, Fundamentals of Vehicle Dynamics, 1992, ch. 8); "
-                                     "<= 60 as the full14 vehicle's steering_ratio")
-    aligning_gain: float = spec(1.0, unit="-", ge=0.0, le=10.0,
-                                doc="scale of the tyre aligning moment")
-    damping_nm_s_per_rad: float = spec(0.05, unit="N m s/rad", ge=0.0, le=5.0,
-                                       doc="design choice")
-    centring_nm_per_rad: float = spec(0.3, unit="N m/rad", ge=0.0, le=TORQUE_MAX_NM,
-                                      doc="design choice")
-    friction_nm: float = spec(0.1, unit="N m", ge=0.0, le=TORQUE_MAX_NM,
-                              doc="Coulomb friction (design choice)")
-    friction_smoothing_radps: float = spec(0.5, unit="rad/s", gt=0.0, le=10.0,
-                                           doc="tanh width of the friction sign")
-    device_max_nm: float = spec(2.5, unit="N m", gt=0.0, le=TORQUE_MAX_NM,
-                                doc="torque at level 32767; gear/belt consumer wheels ~2-4 N m, "
-                                    "set from your wheel's data sheet")
-    safe_max_nm: float = spec(2.0, unit="N m", gt=0.0, le=TORQUE_MAX_NM,
-                              doc="never command more than this")
+    steering_ratio: float = spec(15.0, unit="-", gt=0.0, le=60.0)
+    """handwheel / road-wheel angle; passenger cars ~12-20 (Gillespie, Fundamentals of Vehicle
+    Dynamics, 1992, ch. 8); <= 60 as the full14 vehicle's steering_ratio"""
+    aligning_gain: float = spec(1.0, unit="-", ge=0.0, le=10.0)
+    """scale of the tyre aligning moment"""
+    damping_nm_s_per_rad: float = spec(0.05, unit="N m s/rad", ge=0.0, le=5.0)
+    """design choice"""
+    centring_nm_per_rad: float = spec(0.3, unit="N m/rad", ge=0.0, le=TORQUE_MAX_NM)
+    """design choice"""
+    friction_nm: float = spec(0.1, unit="N m", ge=0.0, le=TORQUE_MAX_NM)
+    """Coulomb friction (design choice)"""
+    friction_smoothing_radps: float = spec(0.5, unit="rad/s", gt=0.0, le=10.0)
+    """tanh width of the friction sign"""
+    device_max_nm: float = spec(2.5, unit="N m", gt=0.0, le=TORQUE_MAX_NM)
+    """torque at level 32767; gear/belt consumer wheels ~2-4 N m, set from your wheel's data
+    sheet"""
+    safe_max_nm: float = spec(2.0, unit="N m", gt=0.0, le=TORQUE_MAX_NM)
+    """never command more than this"""
     level_sign: int = spec(1, choices=(-1, 1))
     max_update_hz: float = ffb_rate_spec("FF_CONSTANT update rate; ~200-500 Hz (conventions.md)")
 
@@ -267,10 +272,11 @@ class AxisParams:
 
     raw_min: float = spec(-32767.0, unit="count", ge=-RAW_MAX_COUNT, le=RAW_MAX_COUNT)
     raw_max: float = spec(32767.0, unit="count", ge=-RAW_MAX_COUNT, le=RAW_MAX_COUNT)
-    bipolar: bool = spec(True, doc="True: -1..1 about the mid count; False: 0..1 (pedals)")
+    bipolar: bool = spec(True)
+    """True: -1..1 about the mid count; False: 0..1 (pedals)"""
     invert: bool = spec(False)
-    dead_zone: float = spec(0.0, unit="-", ge=0.0, lt=1.0,
-                            doc="fraction of the range around centre (bipolar) or rest (unipolar)")
+    dead_zone: float = spec(0.0, unit="-", ge=0.0, lt=1.0)
+    """fraction of the range around centre (bipolar) or rest (unipolar)"""
 
     def __post_init__(self) -> None:
         if self.raw_min == self.raw_max:
@@ -289,28 +295,26 @@ class InputParams:
     brake: AxisParams = _PEDAL
     clutch: AxisParams = _PEDAL
     handwheel_range_rad: float = spec(math.radians(900.0), unit="rad", gt=0.0,
-                                      le=math.radians(3600.0),
-                                      doc="lock-to-lock handwheel angle (900 deg, G29/T300 class); "
-                                          "at most 10 turns (trucks ~4-6)")
+                                      le=math.radians(3600.0))
+    """lock-to-lock handwheel angle (900 deg, G29/T300 class); at most 10 turns (trucks ~4-6)"""
     gear_up: int = spec(0, ge=-1, le=BUTTON_MAX)
     gear_down: int = spec(1, ge=-1, le=BUTTON_MAX)
     handbrake: int = spec(2, ge=-1, le=BUTTON_MAX)
     takeover: int = spec(3, ge=-1, le=BUTTON_MAX)
     handback: int = spec(4, ge=-1, le=BUTTON_MAX)
-    input_timeout_s: float = spec(0.1, unit="s", gt=0.0, le=WATCHDOG_MAX_S,
-                                  doc="no input for this long: throttle 0, force feedback off")
+    input_timeout_s: float = spec(0.1, unit="s", gt=0.0, le=WATCHDOG_MAX_S)
+    """no input for this long: throttle 0, force feedback off"""
 
 
 @dataclass(frozen=True)
 class MuxParams:
     """Autonomy / driver command arbitration."""
 
-    takeover_torque_nm: float = spec(2.5, unit="N m", gt=0.0, le=TORQUE_MAX_NM,
-                                     doc="UN R79 caps ACSF override effort at 50 N at the rim "
-                                         "(~9 N m on a 0.185 m radius); 2.5 N m is a design choice")
-    takeover_hold_s: float = spec(0.2, unit="s", ge=0.0, le=2.0,
-                                  doc="torque must stay above this long; a choice: a longer "
-                                      "hold delays the driver's takeover")
+    takeover_torque_nm: float = spec(2.5, unit="N m", gt=0.0, le=TORQUE_MAX_NM)
+    """UN R79 caps ACSF override effort at 50 N at the rim (~9 N m on a 0.185 m radius); 2.5 N m is
+    a design choice"""
+    takeover_hold_s: float = spec(0.2, unit="s", ge=0.0, le=2.0)
+    """torque must stay above this long; a choice: a longer hold delays the driver's takeover"""
 
 
 @dataclass(frozen=True)

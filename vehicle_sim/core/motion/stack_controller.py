@@ -41,24 +41,23 @@ REST_MPS = 0.2  # [m/s] below this the car counts as at rest (a choice: ~ one st
 class ControllerGains:
     """Gains of the stack controller (a choice each, see the field docs)."""
 
-    speed_gain_per_s: float = spec(1.0, unit="1/s", gt=0.0, le=20.0,
-                                   doc="acceleration demand per m/s of speed error (the former "
-                                       "cmd_vel law's gain: a 1 s time constant)")
-    max_accel_mps2: float = spec(3.0, unit="m/s^2", gt=0.0, le=20.0,
-                                 doc="default acceleration limit of a speed command (comfort "
-                                     "driving is below ~3 m/s^2)")
-    max_decel_mps2: float = spec(8.0, unit="m/s^2", gt=0.0, le=20.0,
-                                 doc="default deceleration limit of a speed command (~0.8 g)")
-    accel_kp: float = spec(0.2, unit="-", ge=0.0, lt=1.0,
-                           doc="proportional gain on the acceleration error (< 1: the pedal "
-                               "acts at once on a planar model, a loop gain >= 1 oscillates)")
-    accel_ki_per_s: float = spec(2.0, unit="1/s", ge=0.0, le=50.0,
-                                 doc="integral gain on the acceleration error")
-    integral_limit_mps2: float = spec(2.0, unit="m/s^2", ge=0.0, le=10.0,
-                                      doc="anti-windup bound of the integral term")
-    max_dt_s: float = spec(0.2, unit="s", gt=0.0, le=2.0,
-                           doc="longest step the integral and the rate limit take (a gap in the "
-                               "commands does not wind anything up)")
+    speed_gain_per_s: float = spec(1.0, unit="1/s", gt=0.0, le=20.0)
+    """acceleration demand per m/s of speed error (the former cmd_vel law's gain: a 1 s time
+    constant)"""
+    max_accel_mps2: float = spec(3.0, unit="m/s^2", gt=0.0, le=20.0)
+    """default acceleration limit of a speed command (comfort driving is below ~3 m/s^2)"""
+    max_decel_mps2: float = spec(8.0, unit="m/s^2", gt=0.0, le=20.0)
+    """default deceleration limit of a speed command (~0.8 g)"""
+    accel_kp: float = spec(0.2, unit="-", ge=0.0, lt=1.0)
+    """proportional gain on the acceleration error (< 1: the pedal acts at once on a planar model, a
+    loop gain >= 1 oscillates)"""
+    accel_ki_per_s: float = spec(2.0, unit="1/s", ge=0.0, le=50.0)
+    """integral gain on the acceleration error"""
+    integral_limit_mps2: float = spec(2.0, unit="m/s^2", ge=0.0, le=10.0)
+    """anti-windup bound of the integral term"""
+    max_dt_s: float = spec(0.2, unit="s", gt=0.0, le=2.0)
+    """longest step the integral and the rate limit take (a gap in the commands does not wind
+    anything up)"""
 
 
 @dataclass(frozen=True)

@@ -95,17 +95,18 @@ class ImuParams:
     """IMU: sample rate, mounting (imu_link relative to base_link) and the two error models."""
 
     rate_hz: float = spec(200.0, unit="Hz", gt=0.0, le=MAX_IMU_RATE_HZ)
-    lever_arm_m: _VEC3 = spec((0.0, 0.0, 0.0), unit="m", ge=-MAX_LEVER_ARM_M, le=MAX_LEVER_ARM_M,
-                              doc="imu_link origin from CG, base_link")
-    mounting_rpy_rad: _VEC3 = spec((0.0, 0.0, 0.0), unit="rad", ge=-2 * math.pi, le=2 * math.pi,
-                                   doc="imu_link axes in base_link")
+    lever_arm_m: _VEC3 = spec((0.0, 0.0, 0.0), unit="m", ge=-MAX_LEVER_ARM_M, le=MAX_LEVER_ARM_M)
+    """imu_link origin from CG, base_link"""
+    mounting_rpy_rad: _VEC3 = spec((0.0, 0.0, 0.0), unit="rad", ge=-2 * math.pi, le=2 * math.pi)
+    """imu_link axes in base_link"""
     gravity_mps2: float = spec(GRAVITY_MPS2, unit="m/s^2", ge=GRAVITY_MIN_MPS2,
                                le=GRAVITY_MAX_MPS2)
     gyro: GyroNoise = GyroNoise()
     accel: AccelNoise = AccelNoise()
-    orientation_enabled: bool = spec(False, doc="also output imu_link orientation in the world")
-    orientation_sigma_rad: float = spec(0.0, unit="rad", ge=0.0, le=math.pi,
-                                        doc="white noise per axis")
+    orientation_enabled: bool = spec(False)
+    """also output imu_link orientation in the world"""
+    orientation_sigma_rad: float = spec(0.0, unit="rad", ge=0.0, le=math.pi)
+    """white noise per axis"""
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,8 @@ class AxisError:
     """GNSS position error on one axis: white noise + first-order Gauss-Markov correlated error."""
 
     white_sigma_m: float = spec(0.0, unit="m", ge=0.0, le=MAX_GNSS_SIGMA_M)
-    gm_sigma_m: float = spec(0.0, unit="m", ge=0.0, le=MAX_GNSS_SIGMA_M,
-                             doc="stationary sigma of the correlated part")
+    gm_sigma_m: float = spec(0.0, unit="m", ge=0.0, le=MAX_GNSS_SIGMA_M)
+    """stationary sigma of the correlated part"""
     gm_tau_s: float = spec(0.0, unit="s", ge=0.0, le=MAX_CORRELATION_TIME_S)
 
     def __post_init__(self) -> None:
@@ -125,14 +126,14 @@ class AxisError:
 class UrbanParams:
     """Degradation while the antenna is within ``distance_m`` of a building footprint."""
 
-    distance_m: float = spec(0.0, unit="m", ge=0.0, le=1000.0,
-                             doc="0 = only inside footprints (a choice: 1 km is no longer near)")
-    sigma_scale: float = spec(1.0, unit="-", ge=1.0, le=MAX_NOISE_SCALE,
-                              doc="multiplies white and GM sigmas")
-    jump_rate_hz: float = spec(0.0, unit="1/s", ge=0.0, le=100 * MAX_GNSS_RATE_HZ,
-                               doc="rate of new multipath offsets (>> rate_hz: one per fix)")
-    jump_sigma_m: float = spec(0.0, unit="m", ge=0.0, le=MAX_GNSS_SIGMA_M,
-                               doc="horizontal sigma of an offset")
+    distance_m: float = spec(0.0, unit="m", ge=0.0, le=1000.0)
+    """0 = only inside footprints (a choice: 1 km is no longer near)"""
+    sigma_scale: float = spec(1.0, unit="-", ge=1.0, le=MAX_NOISE_SCALE)
+    """multiplies white and GM sigmas"""
+    jump_rate_hz: float = spec(0.0, unit="1/s", ge=0.0, le=100 * MAX_GNSS_RATE_HZ)
+    """rate of new multipath offsets (>> rate_hz: one per fix)"""
+    jump_sigma_m: float = spec(0.0, unit="m", ge=0.0, le=MAX_GNSS_SIGMA_M)
+    """horizontal sigma of an offset"""
 
 
 @dataclass(frozen=True)
@@ -140,9 +141,11 @@ class GeoOrigin:
     """WGS-84 origin of the local ENU frame (``map``/``odom``); set per scenario."""
 
     latitude_deg: float = spec(0.0, unit="deg", ge=-90.0, le=90.0)
+    """geodetic latitude of the ENU origin, north positive"""
     longitude_deg: float = spec(0.0, unit="deg", ge=-180.0, le=180.0)
-    altitude_m: float = spec(0.0, unit="m", ge=-1.0e4, le=1.0e4,
-                             doc="above the WGS-84 ellipsoid (roads: -430 m to ~5,800 m)")
+    """longitude of the ENU origin, east positive"""
+    altitude_m: float = spec(0.0, unit="m", ge=-1.0e4, le=1.0e4)
+    """above the WGS-84 ellipsoid (roads: -430 m to ~5,800 m)"""
 
 
 @dataclass(frozen=True)
@@ -150,16 +153,19 @@ class GnssParams:
     """GNSS receiver: rate, latency, antenna lever arm, error model, outage behaviour."""
 
     rate_hz: float = spec(10.0, unit="Hz", gt=0.0, le=MAX_GNSS_RATE_HZ)
-    latency_s: float = spec(0.0, unit="s", ge=0.0, le=5.0, doc="measurement to availability")
+    latency_s: float = spec(0.0, unit="s", ge=0.0, le=5.0)
+    """measurement to availability"""
     origin: GeoOrigin = GeoOrigin()
     antenna_lever_arm_m: _VEC3 = spec((0.0, 0.0, 0.0), unit="m", ge=-MAX_LEVER_ARM_M,
-                                      le=MAX_LEVER_ARM_M, doc="from CG, base_link axes")
+                                      le=MAX_LEVER_ARM_M)
+    """from CG, base_link axes"""
     horizontal: AxisError = AxisError()
     vertical: AxisError = AxisError()
     urban: UrbanParams = UrbanParams()
     outage_mode: str = spec("no_fix", choices=("no_fix", "no_output"))
-    velocity_enabled: bool = spec(False, doc="also output ENU antenna velocity")
-    velocity_sigma_mps: float = spec(0.0, unit="m/s", ge=0.0, le=MAX_GNSS_VELOCITY_SIGMA_MPS,
-                                     doc="white noise, horizontal axes")
+    velocity_enabled: bool = spec(False)
+    """also output ENU antenna velocity"""
+    velocity_sigma_mps: float = spec(0.0, unit="m/s", ge=0.0, le=MAX_GNSS_VELOCITY_SIGMA_MPS)
+    """white noise, horizontal axes"""
     velocity_vertical_sigma_mps: float = spec(0.0, unit="m/s", ge=0.0,
                                               le=MAX_GNSS_VELOCITY_SIGMA_MPS)

@@ -68,7 +68,8 @@ class Piece:
     """One entity of a centre line: a straight line (curvature 0) or a circular arc."""
 
     length_m: float = spec(unit="m", gt=0.0, le=MAX_PIECE_M)
-    curvature_1pm: float = spec(0.0, unit="1/m", doc="+ turns left", ge=-1.0, le=1.0)
+    curvature_1pm: float = spec(0.0, unit="1/m", ge=-1.0, le=1.0)
+    """+ turns left"""
 
 
 @dataclass(frozen=True)
@@ -108,11 +109,12 @@ class Lane:
     """A lane of a street (004: direction of flow, width, bus lane)."""
 
     id: str = spec()
-    offset_m: float = spec(unit="m", doc="lateral offset from the reference, + left", ge=-30, le=30)
+    offset_m: float = spec(unit="m", ge=-30, le=30)
+    """lateral offset from the reference, + left"""
     width_m: float = spec(3.5, unit="m", gt=1.5, le=6.0)
     direction: str = spec("forward", choices=("forward", "backward"))
-    speed_limit_mps: float = spec(0.0, unit="m/s", doc="0: the street's limit", ge=0.0,
-                                  le=MAX_SPEED_LIMIT_MPS)
+    speed_limit_mps: float = spec(0.0, unit="m/s", ge=0.0, le=MAX_SPEED_LIMIT_MPS)
+    """0: the street's limit"""
     bus_lane: bool = spec(False)
 
 
@@ -124,7 +126,8 @@ class Street:
     reference: Reference = spec()  # noqa: RUF009 (required; spec() carries metadata)
     lanes: tuple[Lane, ...] = spec()
     speed_limit_mps: float = spec(13.89, unit="m/s", gt=0.0, le=MAX_SPEED_LIMIT_MPS)
-    road: str = spec("", doc="road name grouping lights at a junction; empty: the street id")
+    road: str = spec("")
+    """road name grouping lights at a junction; empty: the street id"""
 
 
 @dataclass(frozen=True)
@@ -144,8 +147,8 @@ class Node:
     x_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
     y_m: float = spec(unit="m", ge=-MAX_COORD_M, le=MAX_COORD_M)
     connections: tuple[Connection, ...] = spec()
-    radius_m: float = spec(12.0, unit="m", doc="extent of the junction box (ego yield zone)", gt=0,
-                           le=200.0)
+    radius_m: float = spec(12.0, unit="m", gt=0, le=200.0)
+    """extent of the junction box (ego yield zone)"""
 
 
 @dataclass(frozen=True)
@@ -155,9 +158,10 @@ class Signal:
     id: str = spec()
     kind: str = spec(choices=SIGNAL_KINDS)
     lanes: tuple[str, ...] = spec()
-    distance_from_end_m: float = spec(0.0, unit="m", doc="position before each lane's end", ge=0,
-                                      le=MAX_PIECE_M)
-    signalised: bool = spec(False, doc="crossing only: has pedestrian lights (inverse of cars)")
+    distance_from_end_m: float = spec(0.0, unit="m", ge=0, le=MAX_PIECE_M)
+    """position before each lane's end"""
+    signalised: bool = spec(False)
+    """crossing only: has pedestrian lights (inverse of cars)"""
 
 
 @dataclass(frozen=True)

@@ -33,37 +33,39 @@ class DriverProfile:
     """One driver type of 004 sec. 6 (aggressive / moderate / passive). The defaults are the
     moderate driver's (``MODERATE``), the values the ego autopilot takes too (core.ego.params)."""
 
-    lookahead_time_s: float = spec(1.0, unit="s", gt=0, le=DRIVER_TIME_MAX_S,
-                                   doc="t_s of 004 eq. 6 (smaller: aggressive)")
-    lookahead_min_m: float = spec(4.0, unit="m", gt=0, le=DRIVER_DISTANCE_MAX_M,
-                                  doc="d_0 of 004 eq. 6 (the look-ahead t_s u + d_0 is capped "
-                                  "at half the radius of a curve ahead)")
-    steer_d_gain_s: float = spec(0.05, unit="s", ge=0, le=DRIVER_D_GAIN_MAX_S,
-                                 doc="c_d of 004 eq. 8 (larger: aggressive)")
-    accel_mean_mps2: float = spec(1.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2,
-                                  doc="a_m of 004 eqs. 11-12 and IDM a")
-    comfort_decel_mps2: float = spec(1.5, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2,
-                                     doc="IDM b (Treiber city: 1.5)")
-    time_headway_s: float = spec(1.0, unit="s", gt=0, le=DRIVER_TIME_MAX_S,
-                                 doc="IDM T (Treiber city traffic: 1.0)")
-    min_gap_m: float = spec(2.0, unit="m", gt=0, le=DRIVER_DISTANCE_MAX_M,
-                            doc="IDM s0 (Treiber: 2 m)")
-    speed_factor: float = spec(1.0, unit="-", gt=0, le=1.5, doc="desired speed / limit")
-    lateral_accel_mps2: float = spec(2.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2,
-                                     doc="curve speed sqrt(a_lat R)")
-    yellow_stop_decel_mps2: float = spec(3.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2,
-                                         doc="stops at yellow if it needs less (ITE: 3.0)")
-    red_run_distance_m: float = spec(1.0, unit="m", ge=0, le=DRIVER_DISTANCE_MAX_M,
-                                     doc="goes on red only this close")
-    stop_sign_speed_mps: float = spec(2.0, unit="m/s", ge=0, le=MAX_SPEED_LIMIT_MPS,
-                                      doc="speed at a stop line before requesting the junction")
-    give_way_speed_mps: float = spec(4.0, unit="m/s", ge=0, le=MAX_SPEED_LIMIT_MPS,
-                                     doc="speed at a give-way line")
-    ignores_signs_when_clear: bool = spec(False, doc="no slow-down at stop/give way if "
-                                                     "junction empty")
-    crossing_speed_factor: float = spec(1.0, unit="-", gt=0, le=1.0, doc="speed at zebra crossings")
-    accel_d_gain_s: float = spec(0.0, unit="s", ge=0, le=DRIVER_D_GAIN_MAX_S,
-                                 doc="c_d/c_p of 004 eq. 10 (not given)")
+    lookahead_time_s: float = spec(1.0, unit="s", gt=0, le=DRIVER_TIME_MAX_S)
+    """t_s of 004 eq. 6 (smaller: aggressive)"""
+    lookahead_min_m: float = spec(4.0, unit="m", gt=0, le=DRIVER_DISTANCE_MAX_M)
+    """d_0 of 004 eq. 6 (the look-ahead t_s u + d_0 is capped at half the radius of a curve
+    ahead)"""
+    steer_d_gain_s: float = spec(0.05, unit="s", ge=0, le=DRIVER_D_GAIN_MAX_S)
+    """c_d of 004 eq. 8 (larger: aggressive)"""
+    accel_mean_mps2: float = spec(1.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2)
+    """a_m of 004 eqs. 11-12 and IDM a"""
+    comfort_decel_mps2: float = spec(1.5, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2)
+    """IDM b (Treiber city: 1.5)"""
+    time_headway_s: float = spec(1.0, unit="s", gt=0, le=DRIVER_TIME_MAX_S)
+    """IDM T (Treiber city traffic: 1.0)"""
+    min_gap_m: float = spec(2.0, unit="m", gt=0, le=DRIVER_DISTANCE_MAX_M)
+    """IDM s0 (Treiber: 2 m)"""
+    speed_factor: float = spec(1.0, unit="-", gt=0, le=1.5)
+    """desired speed / limit"""
+    lateral_accel_mps2: float = spec(2.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2)
+    """curve speed sqrt(a_lat R)"""
+    yellow_stop_decel_mps2: float = spec(3.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2)
+    """stops at yellow if it needs less (ITE: 3.0)"""
+    red_run_distance_m: float = spec(1.0, unit="m", ge=0, le=DRIVER_DISTANCE_MAX_M)
+    """goes on red only this close"""
+    stop_sign_speed_mps: float = spec(2.0, unit="m/s", ge=0, le=MAX_SPEED_LIMIT_MPS)
+    """speed at a stop line before requesting the junction"""
+    give_way_speed_mps: float = spec(4.0, unit="m/s", ge=0, le=MAX_SPEED_LIMIT_MPS)
+    """speed at a give-way line"""
+    ignores_signs_when_clear: bool = spec(False)
+    """no slow-down at stop/give way if junction empty"""
+    crossing_speed_factor: float = spec(1.0, unit="-", gt=0, le=1.0)
+    """speed at zebra crossings"""
+    accel_d_gain_s: float = spec(0.0, unit="s", ge=0, le=DRIVER_D_GAIN_MAX_S)
+    """c_d/c_p of 004 eq. 10 (not given)"""
 
 
 # Values: IDM city set of Treiber & Kesting, "Traffic Flow Dynamics" (2013), table 11.2 for the
@@ -89,14 +91,16 @@ class ZoneParams:
     """Control zone of 004 sec. 3: rectangle oriented with the ego, ego towards its rear."""
 
     enabled: bool = spec(True)
-    ahead_m: float = spec(200.0, unit="m", gt=0, le=MAP_SPAN_M, doc="visibility limit forward")
-    behind_m: float = spec(60.0, unit="m", gt=0, le=MAP_SPAN_M, doc="rear-mirror limit")
+    ahead_m: float = spec(200.0, unit="m", gt=0, le=MAP_SPAN_M)
+    """visibility limit forward"""
+    behind_m: float = spec(60.0, unit="m", gt=0, le=MAP_SPAN_M)
+    """rear-mirror limit"""
     half_width_m: float = spec(120.0, unit="m", gt=0, le=MAP_SPAN_M)
-    sector_size_m: float = spec(400.0, unit="m", ge=10.0, le=2 * MAP_DIAGONAL_M,
-                                doc=">= zone diagonal: <= 4 sectors (at least 10 m: a 20 km "
-                                "map has 4e6 of them; at most the largest zone's diagonal)")
-    density_per_km: float = spec(30.0, unit="1/km", gt=0, le=200.0,
-                                 doc="vehicles per km of lane in zone (at most a car per 5 m)")
+    sector_size_m: float = spec(400.0, unit="m", ge=10.0, le=2 * MAP_DIAGONAL_M)
+    """>= zone diagonal: <= 4 sectors (at least 10 m: a 20 km map has 4e6 of them; at most the
+    largest zone's diagonal)"""
+    density_per_km: float = spec(30.0, unit="1/km", gt=0, le=200.0)
+    """vehicles per km of lane in zone (at most a car per 5 m)"""
 
     def __post_init__(self) -> None:
         diag = math.hypot(self.ahead_m + self.behind_m, 2 * self.half_width_m)
@@ -109,14 +113,15 @@ class ZoneParams:
 class LightParams:
     """Traffic-light regulation of 004 sec. 6.4 (cycle shared by the entry streets)."""
 
-    cycle_s: float = spec(60.0, unit="s", gt=0, le=600.0,
-                          doc="choice; urban cycles 60-120 s (HCM), real ones < 300 s")
-    yellow_s: float = spec(3.0, unit="s", gt=0, le=INTERVAL_MAX_S,
-                           doc="ITE yellow for 50 km/h ~3 s")
-    all_red_s: float = spec(2.0, unit="s", ge=0, le=INTERVAL_MAX_S, doc="ITE red clearance 1-2 s")
-    offset_speed_mps: float = spec(13.89, unit="m/s", gt=0, le=1000.0,
-                                   doc="offset = distance to master / this speed (green wave; "
-                                   "1000: the lights of a city switch nearly together)")
+    cycle_s: float = spec(60.0, unit="s", gt=0, le=600.0)
+    """choice; urban cycles 60-120 s (HCM), real ones < 300 s"""
+    yellow_s: float = spec(3.0, unit="s", gt=0, le=INTERVAL_MAX_S)
+    """ITE yellow for 50 km/h ~3 s"""
+    all_red_s: float = spec(2.0, unit="s", ge=0, le=INTERVAL_MAX_S)
+    """ITE red clearance 1-2 s"""
+    offset_speed_mps: float = spec(13.89, unit="m/s", gt=0, le=1000.0)
+    """offset = distance to master / this speed (green wave; 1000: the lights of a city switch
+    nearly together)"""
 
     def __post_init__(self) -> None:
         if self.cycle_s < 2 * (self.yellow_s + self.all_red_s + 1.0):
@@ -128,42 +133,40 @@ class TrafficParams:
     """Everything the traffic core needs besides the map and the seed."""
 
     capacity: int = spec(2048, unit="agents", gt=0, le=MAX_AGENTS)
-    initial_agents: int = spec(0, unit="agents", ge=0, le=MAX_AGENTS,
-                               doc="whole-city mode: agents to place")
+    initial_agents: int = spec(0, unit="agents", ge=0, le=MAX_AGENTS)
+    """whole-city mode: agents to place"""
     share_aggressive: float = spec(0.2, unit="-", ge=0, le=1)
     share_passive: float = spec(0.3, unit="-", ge=0, le=1)
-    spread: float = spec(0.1, unit="-", ge=0, lt=0.5, doc="uniform +- randomisation of profiles")
-    lod_radius_m: float = spec(80.0, unit="m", ge=0, le=1.0e6,
-                               doc="single-track model within this of ego (beyond the "
-                               "map's diagonal: every agent)")
-    dynamic_min_speed_mps: float = spec(3.0, unit="m/s", gt=0, le=MAX_SPEED_LIMIT_MPS,
-                                        doc="below: kinematic model")
-    approach_distance_m: float = spec(40.0, unit="m", gt=0, le=1000.0,
-                                      doc="junction approaching mode")
-    ego_yield_time_s: float = spec(3.0, unit="s", ge=0, le=INTERVAL_MAX_S,
-                                   doc="yield if ego reaches node sooner")
-    max_wait_s: float = spec(20.0, unit="s", gt=0, le=600.0,
-                             doc="stopped this long: arrival order rules (a choice: at most "
-                             "10 min; longer is a deadlock)")
-    lane_change_time_s: float = spec(4.6, unit="s", gt=0, le=INTERVAL_MAX_S,
-                                     doc="Toledo & Zohar 2007 mean 4.6 s")
-    lane_change_threshold_mps2: float = spec(0.1, unit="m/s^2", ge=0, le=DRIVER_ACCEL_MAX_MPS2,
-                                             doc="MOBIL a_thr")
-    safe_decel_mps2: float = spec(4.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2,
-                                  doc="MOBIL b_safe")
-    heartbeat_steps: int = spec(10, unit="steps", gt=0, le=HEARTBEAT_MAX_STEPS,
-                                doc="ghost refresh (003: N = 10)")
-    crash_timeout_s: float = spec(60.0, unit="s", gt=0, le=3600.0,
-                                  doc="a crashed agent is removed this long after its crash "
-                                  "(a choice: time to stop and look at the scene)")
+    spread: float = spec(0.1, unit="-", ge=0, lt=0.5)
+    """uniform +- randomisation of profiles"""
+    lod_radius_m: float = spec(80.0, unit="m", ge=0, le=1.0e6)
+    """single-track model within this of ego (beyond the map's diagonal: every agent)"""
+    dynamic_min_speed_mps: float = spec(3.0, unit="m/s", gt=0, le=MAX_SPEED_LIMIT_MPS)
+    """below: kinematic model"""
+    approach_distance_m: float = spec(40.0, unit="m", gt=0, le=1000.0)
+    """junction approaching mode"""
+    ego_yield_time_s: float = spec(3.0, unit="s", ge=0, le=INTERVAL_MAX_S)
+    """yield if ego reaches node sooner"""
+    max_wait_s: float = spec(20.0, unit="s", gt=0, le=600.0)
+    """stopped this long: arrival order rules (a choice: at most 10 min; longer is a deadlock)"""
+    lane_change_time_s: float = spec(4.6, unit="s", gt=0, le=INTERVAL_MAX_S)
+    """Toledo & Zohar 2007 mean 4.6 s"""
+    lane_change_threshold_mps2: float = spec(0.1, unit="m/s^2", ge=0, le=DRIVER_ACCEL_MAX_MPS2)
+    """MOBIL a_thr"""
+    safe_decel_mps2: float = spec(4.0, unit="m/s^2", gt=0, le=DRIVER_ACCEL_MAX_MPS2)
+    """MOBIL b_safe"""
+    heartbeat_steps: int = spec(10, unit="steps", gt=0, le=HEARTBEAT_MAX_STEPS)
+    """ghost refresh (003: N = 10)"""
+    crash_timeout_s: float = spec(60.0, unit="s", gt=0, le=3600.0)
+    """a crashed agent is removed this long after its crash (a choice: time to stop and look at the
+    scene)"""
     aggressive: DriverProfile = AGGRESSIVE
     moderate: DriverProfile = MODERATE
     passive: DriverProfile = PASSIVE
-    vehicle_file: str = spec("vehicles/medium_car.yaml",
-                             doc="the agents' car, a vehicle file like the ego's "
-                             "(config/vehicles): 004's single-track model takes its mass, yaw "
-                             "inertia, axles, cornering coefficients, mu, power and steering "
-                             "limit, the boxes its size")
+    vehicle_file: str = spec("vehicles/medium_car.yaml")
+    """the agents' car, a vehicle file like the ego's (config/vehicles): 004's single-track model
+    takes its mass, yaw inertia, axles, cornering coefficients, mu, power and steering limit, the
+    boxes its size"""
     zone: ZoneParams = ZoneParams()
     lights: LightParams = LightParams()
 

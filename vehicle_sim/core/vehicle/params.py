@@ -46,13 +46,18 @@ from vehicle_sim.core.vehicle.full14.params import (
 class ChassisParams:
     """Rigid body of the vehicle; distances from the centre of gravity (CG) along body x."""
 
-    mass_kg: float = spec(unit="kg", ge=100.0, le=60000.0, doc="total vehicle mass")
-    yaw_inertia_kgm2: float = spec(unit="kg m^2", ge=10.0, le=2e6,
-                                   doc="moment of inertia about body z at the CG")
-    cg_to_front_axle_m: float = spec(unit="m", ge=0.1, le=10.0, doc="a: CG to front axle")
-    cg_to_rear_axle_m: float = spec(unit="m", ge=0.1, le=10.0, doc="b: CG to rear axle")
-    length_m: float = spec(unit="m", ge=1.0, le=25.0, doc="overall body length (bounding box)")
-    width_m: float = spec(unit="m", ge=0.5, le=3.0, doc="overall body width (bounding box)")
+    mass_kg: float = spec(unit="kg", ge=100.0, le=60000.0)
+    """total vehicle mass"""
+    yaw_inertia_kgm2: float = spec(unit="kg m^2", ge=10.0, le=2e6)
+    """moment of inertia about body z at the CG"""
+    cg_to_front_axle_m: float = spec(unit="m", ge=0.1, le=10.0)
+    """a: CG to front axle"""
+    cg_to_rear_axle_m: float = spec(unit="m", ge=0.1, le=10.0)
+    """b: CG to rear axle"""
+    length_m: float = spec(unit="m", ge=1.0, le=25.0)
+    """overall body length (bounding box)"""
+    width_m: float = spec(unit="m", ge=0.5, le=3.0)
+    """overall body width (bounding box)"""
 
     def __post_init__(self) -> None:
         if self.wheelbase_m >= self.length_m:
@@ -69,56 +74,60 @@ class ChassisParams:
 class TyreParams:
     """Tyre-road contact of the planar models (Fiala brush lateral force, conventions.md)."""
 
-    friction_coefficient: float = spec(unit="-", ge=0.05, le=2.0, doc="road-tyre peak friction mu")
-    front_cornering_coeff_per_rad: float = spec(
-        unit="1/rad", ge=1.0, le=100.0,
-        doc="front axle cornering stiffness divided by its vertical load, C_alpha_f / Fz_f")
-    rear_cornering_coeff_per_rad: float = spec(
-        unit="1/rad", ge=1.0, le=100.0,
-        doc="rear axle cornering stiffness divided by its vertical load, C_alpha_r / Fz_r")
-    rolling_radius_m: float = spec(unit="m", gt=0.05, le=1.5, doc="effective rolling radius")
-    pneumatic_trail_m: float = spec(unit="m", ge=0.0, le=0.2,
-                                    doc="pneumatic trail at zero slip (brush model: a/3)")
-    rolling_resistance_coeff: float = spec(unit="-", ge=0.0, le=0.1,
-                                           doc="rolling resistance force / vertical load")
+    friction_coefficient: float = spec(unit="-", ge=0.05, le=2.0)
+    """road-tyre peak friction mu"""
+    front_cornering_coeff_per_rad: float = spec(unit="1/rad", ge=1.0, le=100.0)
+    """front axle cornering stiffness divided by its vertical load, C_alpha_f / Fz_f"""
+    rear_cornering_coeff_per_rad: float = spec(unit="1/rad", ge=1.0, le=100.0)
+    """rear axle cornering stiffness divided by its vertical load, C_alpha_r / Fz_r"""
+    rolling_radius_m: float = spec(unit="m", gt=0.05, le=1.5)
+    """effective rolling radius"""
+    pneumatic_trail_m: float = spec(unit="m", ge=0.0, le=0.2)
+    """pneumatic trail at zero slip (brush model: a/3)"""
+    rolling_resistance_coeff: float = spec(unit="-", ge=0.0, le=0.1)
+    """rolling resistance force / vertical load"""
 
 
 @dataclass(frozen=True)
 class PowertrainParams:
     """Automatic constant-power gearbox of paper 004: F = throttle * min(F_max, P / |u|)."""
 
-    max_drive_force_n: float = spec(unit="N", gt=0.0, le=1e6, doc="drive force limit at low speed")
-    max_power_w: float = spec(unit="W", gt=0.0, le=2e6, doc="constant power at the wheels")
-    front_drive_fraction: float = spec(unit="-", ge=0.0, le=1.0,
-                                       doc="share of drive force on the front axle (1 = FWD)")
-    max_reverse_speed_mps: float = spec(unit="m/s", gt=0.0, le=50.0,
-                                        doc="drive is cut beyond this speed in reverse gear")
+    max_drive_force_n: float = spec(unit="N", gt=0.0, le=1e6)
+    """drive force limit at low speed"""
+    max_power_w: float = spec(unit="W", gt=0.0, le=2e6)
+    """constant power at the wheels"""
+    front_drive_fraction: float = spec(unit="-", ge=0.0, le=1.0)
+    """share of drive force on the front axle (1 = FWD)"""
+    max_reverse_speed_mps: float = spec(unit="m/s", gt=0.0, le=50.0)
+    """drive is cut beyond this speed in reverse gear"""
 
 
 @dataclass(frozen=True)
 class BrakeParams:
     """Service brakes; each axle's force saturates at mu * Fz (locked wheels, no ABS)."""
 
-    max_force_n: float = spec(unit="N", gt=0.0, le=1e6,
-                              doc="total brake force demanded at full pedal")
-    front_bias: float = spec(unit="-", ge=0.0, le=1.0, doc="share of brake force on the front")
+    max_force_n: float = spec(unit="N", gt=0.0, le=1e6)
+    """total brake force demanded at full pedal"""
+    front_bias: float = spec(unit="-", ge=0.0, le=1.0)
+    """share of brake force on the front"""
 
 
 @dataclass(frozen=True)
 class SteeringParams:
     """Road-wheel steering; inputs beyond the limit are clamped by the model."""
 
-    max_road_wheel_angle_rad: float = spec(unit="rad", gt=0.0, lt=math.pi / 2,
-                                           doc="|delta| limit of the road wheels")
+    max_road_wheel_angle_rad: float = spec(unit="rad", gt=0.0, lt=math.pi / 2)
+    """|delta| limit of the road wheels"""
 
 
 @dataclass(frozen=True)
 class AeroParams:
     """Aerodynamic drag F = 0.5 * rho * CdA * u * |u|."""
 
-    drag_area_m2: float = spec(unit="m^2", ge=0.0, le=20.0,
-                               doc="drag coefficient times frontal area")
-    air_density_kgpm3: float = spec(unit="kg/m^3", ge=0.5, le=2.0, doc="air density")
+    drag_area_m2: float = spec(unit="m^2", ge=0.0, le=20.0)
+    """drag coefficient times frontal area"""
+    air_density_kgpm3: float = spec(unit="kg/m^3", ge=0.5, le=2.0)
+    """air density"""
 
 
 @dataclass(frozen=True)
@@ -145,7 +154,8 @@ class LowSpeedParams:
 class VehicleParams:
     """Everything the vehicle models need; build with :func:`load_vehicle`."""
 
-    name: str = spec(doc="human-readable vehicle name")
+    name: str = spec()
+    """human-readable vehicle name"""
     chassis: ChassisParams = spec()
     tyre: TyreParams = spec()
     powertrain: PowertrainParams = spec()
@@ -153,9 +163,9 @@ class VehicleParams:
     steering: SteeringParams = spec()
     aero: AeroParams = spec()
     low_speed: LowSpeedParams = spec(LowSpeedParams())
-    crash_class: str = spec("medium", choices=CRASH_CLASSES,
-                            doc="crash-model class of paper 004 Figure 12 (damping R_o per "
-                                "impact part, K = 81.7 R_o; core/accident/crash_params.py)")
+    crash_class: str = spec("medium", choices=CRASH_CLASSES)
+    """crash-model class of paper 004 Figure 12 (damping R_o per impact part, K = 81.7 R_o;
+    core/accident/crash_params.py)"""
     # Groups of the 14-DOF model (full14/params.py); None = not given (planar models only).
     body: BodyParams = spec(None)
     suspension: SuspensionParams = spec(None)

@@ -28,18 +28,20 @@ from vehicle_sim.core.vehicle.interface import Controls
 
 @dataclass(frozen=True)
 class ServoParams:
-    lookahead_frames: int = spec(3, ge=1, le=100, doc="P_t is this many frames ahead (000)")
-    frame_dt_s: float = spec(1.0 / 30.0, unit="s", ge=1e-3, le=1.0,
-                             doc="trajectory frame period (a plan is resampled at it: at most "
-                                 "1 kHz frames)")
-    kp_per_s2: float = spec(4.0, unit="1/s^2", ge=0.0, le=100.0,
-                            doc="position gain (per unit mass)")
-    kd_per_s: float = spec(4.0, unit="1/s", ge=0.0, le=100.0, doc="velocity gain (per unit mass)")
-    steer_lookahead_s: float = spec(0.5, unit="s", gt=0.0, le=10.0, doc="time ahead of P_e")
-    min_steer_lookahead_m: float = spec(3.0, unit="m", gt=0.0, le=100.0,
-                                        doc="floor of |P_e - P_c|")
-    lead_in_m: float = spec(10.0, unit="m", ge=0.0, le=MAX_COORD_M,
-                            doc="straight lead-in before the start (at most a map's half-width)")
+    lookahead_frames: int = spec(3, ge=1, le=100)
+    """P_t is this many frames ahead (000)"""
+    frame_dt_s: float = spec(1.0 / 30.0, unit="s", ge=1e-3, le=1.0)
+    """trajectory frame period (a plan is resampled at it: at most 1 kHz frames)"""
+    kp_per_s2: float = spec(4.0, unit="1/s^2", ge=0.0, le=100.0)
+    """position gain (per unit mass)"""
+    kd_per_s: float = spec(4.0, unit="1/s", ge=0.0, le=100.0)
+    """velocity gain (per unit mass)"""
+    steer_lookahead_s: float = spec(0.5, unit="s", gt=0.0, le=10.0)
+    """time ahead of P_e"""
+    min_steer_lookahead_m: float = spec(3.0, unit="m", gt=0.0, le=100.0)
+    """floor of |P_e - P_c|"""
+    lead_in_m: float = spec(10.0, unit="m", ge=0.0, le=MAX_COORD_M)
+    """straight lead-in before the start (at most a map's half-width)"""
 
 
 @dataclass(frozen=True)

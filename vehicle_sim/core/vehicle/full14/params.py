@@ -26,14 +26,18 @@ DIFFERENTIALS = ("open", "limited_slip")
 class BodyParams:
     """Sprung body (6 DOF) of the full model; reference point = its CG (base_link)."""
 
-    cg_height_m: float = spec(unit="m", ge=0.1, le=5.0,
-                              doc="sprung-mass CG above the ground at static equilibrium")
-    roll_inertia_kgm2: float = spec(unit="kg m^2", ge=1.0, le=1e6, doc="sprung mass about body x")
-    pitch_inertia_kgm2: float = spec(unit="kg m^2", ge=1.0, le=2e6, doc="sprung mass about body y")
-    front_track_m: float = spec(unit="m", ge=0.3, le=4.0, doc="front wheel centre distance")
-    rear_track_m: float = spec(unit="m", ge=0.3, le=4.0, doc="rear wheel centre distance")
-    steering_ratio: float = spec(unit="-", ge=1.0, le=60.0,
-                                 doc="steering-wheel angle / road-wheel angle")
+    cg_height_m: float = spec(unit="m", ge=0.1, le=5.0)
+    """sprung-mass CG above the ground at static equilibrium"""
+    roll_inertia_kgm2: float = spec(unit="kg m^2", ge=1.0, le=1e6)
+    """sprung mass about body x"""
+    pitch_inertia_kgm2: float = spec(unit="kg m^2", ge=1.0, le=2e6)
+    """sprung mass about body y"""
+    front_track_m: float = spec(unit="m", ge=0.3, le=4.0)
+    """front wheel centre distance"""
+    rear_track_m: float = spec(unit="m", ge=0.3, le=4.0)
+    """rear wheel centre distance"""
+    steering_ratio: float = spec(unit="-", ge=1.0, le=60.0)
+    """steering-wheel angle / road-wheel angle"""
 
 
 @dataclass(frozen=True)
@@ -46,34 +50,46 @@ class SuspensionParams:
     roll stiffness is k * track^2 [N m/rad].
     """
 
-    front_spring_npm: float = spec(unit="N/m", ge=1e3, le=5e6, doc="spring rate per front corner")
-    rear_spring_npm: float = spec(unit="N/m", ge=1e3, le=5e6, doc="spring rate per rear corner")
-    spring_progression_per_m2: float = spec(unit="1/m^2", ge=0.0, le=1e3, doc="cubic spring term")
-    front_bump_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5, doc="compression, front")
-    front_rebound_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5, doc="extension, front")
-    rear_bump_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5, doc="compression, rear")
-    rear_rebound_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5, doc="extension, rear")
-    bump_travel_m: float = spec(unit="m", ge=0.005, le=0.5, doc="compression from static to stop")
-    rebound_travel_m: float = spec(unit="m", ge=0.005, le=0.5, doc="extension from static to stop")
-    stop_stiffness_npm2: float = spec(unit="N/m^2", ge=1e4, le=1e9,
-                                      doc="quadratic bump/rebound stop")
-    front_anti_roll_npm: float = spec(unit="N/m", ge=0.0, le=1e6,
-                                      doc="anti-roll bar: k (x_left - x_right) on each side")
-    rear_anti_roll_npm: float = spec(unit="N/m", ge=0.0, le=1e6, doc="anti-roll bar, rear axle")
+    front_spring_npm: float = spec(unit="N/m", ge=1e3, le=5e6)
+    """spring rate per front corner"""
+    rear_spring_npm: float = spec(unit="N/m", ge=1e3, le=5e6)
+    """spring rate per rear corner"""
+    spring_progression_per_m2: float = spec(unit="1/m^2", ge=0.0, le=1e3)
+    """cubic spring term"""
+    front_bump_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5)
+    """compression, front"""
+    front_rebound_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5)
+    """extension, front"""
+    rear_bump_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5)
+    """compression, rear"""
+    rear_rebound_damping_nspm: float = spec(unit="N s/m", gt=0.0, le=2e5)
+    """extension, rear"""
+    bump_travel_m: float = spec(unit="m", ge=0.005, le=0.5)
+    """compression from static to stop"""
+    rebound_travel_m: float = spec(unit="m", ge=0.005, le=0.5)
+    """extension from static to stop"""
+    stop_stiffness_npm2: float = spec(unit="N/m^2", ge=1e4, le=1e9)
+    """quadratic bump/rebound stop"""
+    front_anti_roll_npm: float = spec(unit="N/m", ge=0.0, le=1e6)
+    """anti-roll bar: k (x_left - x_right) on each side"""
+    rear_anti_roll_npm: float = spec(unit="N/m", ge=0.0, le=1e6)
+    """anti-roll bar, rear axle"""
 
 
 @dataclass(frozen=True)
 class WheelParams:
     """Unsprung masses (vertical DOF) and wheel spin; the rolling radius is ``tyre``'s."""
 
-    front_unsprung_mass_kg: float = spec(unit="kg", ge=1.0, le=2000.0, doc="per front wheel")
-    rear_unsprung_mass_kg: float = spec(unit="kg", ge=1.0, le=2000.0, doc="per rear wheel")
-    spin_inertia_kgm2: float = spec(unit="kg m^2", ge=0.05, le=200.0,
-                                    doc="wheel + tyre about its axle")
-    tyre_vertical_stiffness_npm: float = spec(unit="N/m", ge=1e4, le=1e7,
-                                              doc="radial tyre stiffness")
-    tyre_vertical_damping_nspm: float = spec(unit="N s/m", ge=0.0, le=1e5,
-                                             doc="radial tyre damping")
+    front_unsprung_mass_kg: float = spec(unit="kg", ge=1.0, le=2000.0)
+    """per front wheel"""
+    rear_unsprung_mass_kg: float = spec(unit="kg", ge=1.0, le=2000.0)
+    """per rear wheel"""
+    spin_inertia_kgm2: float = spec(unit="kg m^2", ge=0.05, le=200.0)
+    """wheel + tyre about its axle"""
+    tyre_vertical_stiffness_npm: float = spec(unit="N/m", ge=1e4, le=1e7)
+    """radial tyre stiffness"""
+    tyre_vertical_damping_nspm: float = spec(unit="N s/m", ge=0.0, le=1e5)
+    """radial tyre damping"""
 
 
 @dataclass(frozen=True)
@@ -85,50 +101,76 @@ class MagicFormulaParams:
     Transient slip: first-order relaxation lengths and carcass damping (see magic_formula.py).
     """
 
-    longitudinal_friction: float = spec(unit="-", ge=0.05, le=3.0, doc="mu_x peak at Fz0")
-    longitudinal_stiffness_per_load: float = spec(unit="-", ge=1.0, le=100.0,
-                                                  doc="K_x / Fz (slip stiffness per load)")
-    shape_x: float = spec(unit="-", gt=1.0, lt=2.0, doc="C_x")
-    shape_y: float = spec(unit="-", gt=1.0, lt=2.0, doc="C_y")
-    curvature_x: float = spec(unit="-", ge=-10.0, le=1.0, doc="E_x")
-    curvature_y: float = spec(unit="-", ge=-10.0, le=1.0, doc="E_y")
-    nominal_load_n: float = spec(unit="N", ge=100.0, le=2e5, doc="Fz0")
-    load_sensitivity: float = spec(unit="-", ge=-0.5, le=0.5, doc="d mu / mu per dFz / Fz0")
-    relaxation_length_x_m: float = spec(unit="m", ge=0.01, le=3.0, doc="sigma_x")
-    relaxation_length_y_m: float = spec(unit="m", ge=0.01, le=3.0, doc="sigma_y")
-    carcass_damping_x_nspm: float = spec(unit="N s/m", ge=0.0, le=1e5, doc="on the deflection rate")
-    carcass_damping_y_nspm: float = spec(unit="N s/m", ge=0.0, le=1e5, doc="on the deflection rate")
+    longitudinal_friction: float = spec(unit="-", ge=0.05, le=3.0)
+    """mu_x peak at Fz0"""
+    longitudinal_stiffness_per_load: float = spec(unit="-", ge=1.0, le=100.0)
+    """K_x / Fz (slip stiffness per load)"""
+    shape_x: float = spec(unit="-", gt=1.0, lt=2.0)
+    """C_x"""
+    shape_y: float = spec(unit="-", gt=1.0, lt=2.0)
+    """C_y"""
+    curvature_x: float = spec(unit="-", ge=-10.0, le=1.0)
+    """E_x"""
+    curvature_y: float = spec(unit="-", ge=-10.0, le=1.0)
+    """E_y"""
+    nominal_load_n: float = spec(unit="N", ge=100.0, le=2e5)
+    """Fz0"""
+    load_sensitivity: float = spec(unit="-", ge=-0.5, le=0.5)
+    """d mu / mu per dFz / Fz0"""
+    relaxation_length_x_m: float = spec(unit="m", ge=0.01, le=3.0)
+    """sigma_x"""
+    relaxation_length_y_m: float = spec(unit="m", ge=0.01, le=3.0)
+    """sigma_y"""
+    carcass_damping_x_nspm: float = spec(unit="N s/m", ge=0.0, le=1e5)
+    """on the deflection rate"""
+    carcass_damping_y_nspm: float = spec(unit="N s/m", ge=0.0, le=1e5)
+    """on the deflection rate"""
 
 
 @dataclass(frozen=True)
 class DrivetrainParams:
     """Engine - clutch - gearbox - differential(s) of paper 001 (see drivetrain.py)."""
 
-    idle_rpm: float = spec(unit="rpm", ge=100.0, le=3000.0, doc="idle speed held by the governor")
-    max_rpm: float = spec(unit="rpm", ge=500.0, le=25000.0, doc="rev limiter")
-    peak_torque_nm: float = spec(unit="N m", gt=0.0, le=1e4,
-                                 doc="multiplier of the normalised curve")
-    torque_curve_rpm: tuple[float, ...] = spec(unit="rpm", ge=0.0, le=25000.0,
-                                               doc="curve breakpoints")
-    torque_curve_norm: tuple[float, ...] = spec(unit="-", ge=0.0, le=1.0,
-                                                doc="full-throttle torque / peak at breakpoints")
-    engine_inertia_kgm2: float = spec(unit="kg m^2", ge=0.01, le=20.0, doc="engine + flywheel")
-    friction_torque_nm: float = spec(unit="N m", ge=0.0, le=1e3, doc="constant engine friction")
-    friction_nm_per_radps: float = spec(unit="N m s", ge=0.0, le=10.0, doc="friction ~ omega (001)")
-    clutch_type: str = spec(choices=CLUTCH_TYPES, doc="dry (locks/slips) or viscous")
-    clutch_max_torque_nm: float = spec(unit="N m", gt=0.0, le=2e4, doc="dry clutch capacity")
-    clutch_viscous_nms: float = spec(unit="N m s", gt=0.0, le=1e3, doc="viscous clutch coefficient")
-    clutch_engage_rpm: float = spec(unit="rpm", gt=0.0, le=25000.0,
-                                    doc="capacity ramps from 0 at idle to full here (anti-stall)")
-    transmission: str = spec(choices=TRANSMISSIONS, doc="manual: Controls.gear; automatic: D")
-    gear_ratios: tuple[float, ...] = spec(unit="-", gt=0.0, le=20.0, doc="forward gears 1..n")
-    reverse_ratio: float = spec(unit="-", gt=0.0, le=20.0, doc="magnitude of the reverse ratio")
-    final_drive_ratio: float = spec(unit="-", gt=0.0, le=20.0, doc="differential ratio")
-    drive_layout: str = spec(choices=DRIVE_LAYOUTS, doc="driven axles")
-    front_torque_share: float = spec(unit="-", ge=0.0, le=1.0,
-                                     doc="4wd centre differential fixed split (001)")
-    differential: str = spec(choices=DIFFERENTIALS, doc="axle differentials")
-    limited_slip_nms: float = spec(unit="N m s", ge=0.0, le=1e4, doc="viscous coupling, left-right")
+    idle_rpm: float = spec(unit="rpm", ge=100.0, le=3000.0)
+    """idle speed held by the governor"""
+    max_rpm: float = spec(unit="rpm", ge=500.0, le=25000.0)
+    """rev limiter"""
+    peak_torque_nm: float = spec(unit="N m", gt=0.0, le=1e4)
+    """multiplier of the normalised curve"""
+    torque_curve_rpm: tuple[float, ...] = spec(unit="rpm", ge=0.0, le=25000.0)
+    """curve breakpoints"""
+    torque_curve_norm: tuple[float, ...] = spec(unit="-", ge=0.0, le=1.0)
+    """full-throttle torque / peak at breakpoints"""
+    engine_inertia_kgm2: float = spec(unit="kg m^2", ge=0.01, le=20.0)
+    """engine + flywheel"""
+    friction_torque_nm: float = spec(unit="N m", ge=0.0, le=1e3)
+    """constant engine friction"""
+    friction_nm_per_radps: float = spec(unit="N m s", ge=0.0, le=10.0)
+    """friction ~ omega (001)"""
+    clutch_type: str = spec(choices=CLUTCH_TYPES)
+    """dry (locks/slips) or viscous"""
+    clutch_max_torque_nm: float = spec(unit="N m", gt=0.0, le=2e4)
+    """dry clutch capacity"""
+    clutch_viscous_nms: float = spec(unit="N m s", gt=0.0, le=1e3)
+    """viscous clutch coefficient"""
+    clutch_engage_rpm: float = spec(unit="rpm", gt=0.0, le=25000.0)
+    """capacity ramps from 0 at idle to full here (anti-stall)"""
+    transmission: str = spec(choices=TRANSMISSIONS)
+    """manual: Controls.gear; automatic: D"""
+    gear_ratios: tuple[float, ...] = spec(unit="-", gt=0.0, le=20.0)
+    """forward gears 1..n"""
+    reverse_ratio: float = spec(unit="-", gt=0.0, le=20.0)
+    """magnitude of the reverse ratio"""
+    final_drive_ratio: float = spec(unit="-", gt=0.0, le=20.0)
+    """differential ratio"""
+    drive_layout: str = spec(choices=DRIVE_LAYOUTS)
+    """driven axles"""
+    front_torque_share: float = spec(unit="-", ge=0.0, le=1.0)
+    """4wd centre differential fixed split (001)"""
+    differential: str = spec(choices=DIFFERENTIALS)
+    """axle differentials"""
+    limited_slip_nms: float = spec(unit="N m s", ge=0.0, le=1e4)
+    """viscous coupling, left-right"""
 
     def __post_init__(self) -> None:
         if len(self.torque_curve_rpm) != len(self.torque_curve_norm):
@@ -149,15 +191,16 @@ class DrivetrainParams:
 class FullNumerics:
     """Numerical settings of the full model (not vehicle properties)."""
 
-    brake_hold_time_s: float = spec(0.01, unit="s", ge=1e-4, le=1.0,
-                                    doc="time constant with which a held wheel stops spinning")
-    clutch_slip_band_radps: float = spec(1.0, unit="rad/s", ge=1e-3, le=100.0,
-                                         doc="slip speed over which dry friction builds up")
-    idle_governor_band_rpm: float = spec(100.0, unit="rpm", ge=1.0, le=2000.0,
-                                         doc="governor opens fully this far below idle")
-    min_shift_interval_s: float = spec(1.0, unit="s", gt=0.0, le=10.0, doc="automatic gearbox")
-    slip_speed_floor_mps: float = spec(0.5, unit="m/s", ge=0.01, le=5.0,
-                                       doc="speed floor of the kinematic slip (sliding test)")
+    brake_hold_time_s: float = spec(0.01, unit="s", ge=1e-4, le=1.0)
+    """time constant with which a held wheel stops spinning"""
+    clutch_slip_band_radps: float = spec(1.0, unit="rad/s", ge=1e-3, le=100.0)
+    """slip speed over which dry friction builds up"""
+    idle_governor_band_rpm: float = spec(100.0, unit="rpm", ge=1.0, le=2000.0)
+    """governor opens fully this far below idle"""
+    min_shift_interval_s: float = spec(1.0, unit="s", gt=0.0, le=10.0)
+    """automatic gearbox"""
+    slip_speed_floor_mps: float = spec(0.5, unit="m/s", ge=0.01, le=5.0)
+    """speed floor of the kinematic slip (sliding test)"""
 
 
 MAX_CURVE_POINTS = 16

@@ -45,11 +45,12 @@ MAX_ZONE_VERTICES = 1000
 
 @dataclass(frozen=True)
 class HeightmapParams:
-    origin_m: tuple[float, float] = spec(unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M,
-                                         doc="world (x, y) of heights_m[0][0]")
-    spacing_m: float = spec(unit="m", gt=0.0, le=ODOM_MAX_M, doc="grid step")
-    heights_m: tuple[tuple[float, ...], ...] = spec(unit="m", ge=-MAX_HEIGHT_M, le=MAX_HEIGHT_M,
-                                                    doc="rows along +y")
+    origin_m: tuple[float, float] = spec(unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M)
+    """world (x, y) of heights_m[0][0]"""
+    spacing_m: float = spec(unit="m", gt=0.0, le=ODOM_MAX_M)
+    """grid step"""
+    heights_m: tuple[tuple[float, ...], ...] = spec(unit="m", ge=-MAX_HEIGHT_M, le=MAX_HEIGHT_M)
+    """rows along +y"""
     interpolation: str = spec("bspline", choices=("bilinear", "bspline"))
 
     def __post_init__(self) -> None:
@@ -69,10 +70,12 @@ class HeightmapParams:
 
 @dataclass(frozen=True)
 class FrictionZone:
-    surface: str = spec(choices=_SURFACE_NAMES, doc="surface preset inside the polygon")
-    polygon_m: tuple[tuple[float, float], ...] = spec(unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M,
-                                                      doc="vertices in odom")
-    friction_scale: float = spec(1.0, gt=0.0, le=3.0, doc="extra multiplier of the peak mu")
+    surface: str = spec(choices=_SURFACE_NAMES)
+    """surface preset inside the polygon"""
+    polygon_m: tuple[tuple[float, float], ...] = spec(unit="m", ge=-ODOM_MAX_M, le=ODOM_MAX_M)
+    """vertices in odom"""
+    friction_scale: float = spec(1.0, gt=0.0, le=3.0)
+    """extra multiplier of the peak mu"""
 
     def __post_init__(self) -> None:
         if len(self.polygon_m) < 3:
