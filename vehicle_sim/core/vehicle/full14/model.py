@@ -175,15 +175,16 @@ class Full14Model(SteppedModel):
         included) expressed in the current base_link, and of the body rates.
 
         Why the step mean and not dx/dt at the current state: the integrated motion chatters
-        at half the step rate where a mode is too stiff for the step, e.g. the slipping dry
-        clutch (engine/wheel-spin mode lambda dt ~ -7.6 inside its 1 rad/s band at 1 ms: the
-        stages cross the band), and near rest under braking. dx/dt at one state then misses
-        the step's motion by 0.1-1 m/s^2 under throttle in a turn, up to 4 m/s^2 braking to
-        rest. The mean is exactly the slope the integrator applied (RK4: the weighted stage
-        mean; after_step never edits the velocities), so integrating the reported
-        accelerations gives back the trajectory, as a delta-velocity IMU sampled at the step
-        would. It is centred half a step back (error ~ jerk dt / 2). Before any step, or if
-        the state was replaced since, the derivative at the current state is used.
+        at half the step rate where a mode is too stiff for the step, e.g. the dry clutch in
+        the step before it locks (engine/wheel-spin mode lambda dt ~ -7.6 inside its 1 rad/s
+        band at 1 ms: the stages cross the band), and near rest under braking. dx/dt at one
+        state then misses the step's motion by 0.1-1 m/s^2 under throttle in a turn, up to
+        4 m/s^2 braking to rest. The mean is exactly the slope the integrator applied (RK4: the
+        weighted stage mean; after_step never edits the body velocities, only wheel and engine
+        spin), so integrating the reported accelerations gives back the trajectory, as a
+        delta-velocity IMU sampled at the step would. It is centred half a step back (error ~
+        jerk dt / 2). Before any step, or if the state was replaced since, the derivative at the
+        current state is used.
         """
         last = self._last_step
         if last is None or last[1] is not self._x:

@@ -40,13 +40,13 @@ Modes (per axle where front and rear differ; F_* as packing.pack_full fills them
   (left-right difference), a viscous clutch c_v (1 / I_e + G^2 sum(k_i^2) / I_w) at the
   largest ratio G, engine viscous friction f_1 / I_e.
 
-Left out, as bounded: the dry clutch's slip band (its torque is clipped at the capacity and it
-locks within half the band), the engine's Coulomb friction and idle governor (clipped ramps),
-the bump and rebound stops (their stiffness grows with the penetration, reached only at the end
-of travel: a hard landing is a run-time event the loop's divergence check still catches). The
-spring progression is taken at its stiffest point before the bump stop (static compression +
-bump travel). Terrain and tyre faults scale the relaxation lengths at run time; the check uses
-the dry reference surface.
+Left out, as bounded: the dry clutch's slip band (its torque is clipped at the capacity, and it
+locks once the capacity can close the slip within a step: discrete.try_lock), the engine's
+Coulomb friction and idle governor (clipped ramps), the bump and rebound stops (their stiffness
+grows with the penetration, reached only at the end of travel: a hard landing is a run-time
+event the loop's divergence check still catches). The spring progression is taken at its
+stiffest point before the bump stop (static compression + bump travel). Terrain and tyre
+faults scale the relaxation lengths at run time; the check uses the dry reference surface.
 """
 from __future__ import annotations
 
