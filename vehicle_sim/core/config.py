@@ -4,8 +4,8 @@ Every parameter set in vehicle_sim is a frozen dataclass whose fields carry thei
 in ``spec(...)`` metadata and their meaning in the docstring under them (core.field_docs).
 ``build(cls, data, source=...)`` validates a mapping once and returns the frozen instance; any
 problem raises :class:`ConfigError` naming the source (file or node), the dotted key and the
-reason. Nested dataclasses map to nested YAML mappings, or to dotted
-names in flat ROS parameters (``vehicle.mass_kg``).
+reason. Nested dataclasses map to nested YAML mappings, or to dotted names in flat ROS
+parameters (``vehicle.mass_kg``).
 
 No ROS import here: nodes call :func:`flat_fields` to declare typed parameters with the
 dataclass defaults (the one source of truth) and :func:`build_flat` to validate what was set.

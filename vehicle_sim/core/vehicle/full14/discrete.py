@@ -11,11 +11,11 @@ when the speeds can meet within the step and stay together: the angular impulse 
 them, J = slip / (1 / I_e + G^2 sum k_i^2 / I_w) (engine against the spinning wheels, whose
 tyres act over much longer than a step), is at most capacity * dt, or the slip is within the
 slip band (whose friction, below the capacity, stands in for static friction); and the torque
-that holds them locked is within the capacity. The lock applies
-J to both sides, so angular momentum is kept. Waiting for the slip itself to reach the band
-does not work at a 1 ms step: inside the band the engine / wheel-spin mode has lambda dt ~ -7.6
-(RK4 is stable to -2.8), and a slipping clutch settled into a two-step cycle of 1-7 rad/s
-that never locked at 1 kHz (it did at 5 kHz).
+that holds them locked is within the capacity. The lock applies J to both sides, so angular
+momentum is kept. Waiting for the slip itself to reach the band does not work at a 1 ms step:
+inside the band the engine / wheel-spin mode has lambda dt ~ -7.6 (RK4 is stable to -2.8), and
+a slipping clutch settled into a two-step cycle of 1-7 rad/s that never locked at 1 kHz (it
+did at 5 kHz).
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from numba import njit
 
 from vehicle_sim.core.vehicle.full14.corners import (
     corner, relaxation_lengths, rot9, tyre_coefficients)
-from vehicle_sim.core.vehicle.full14.drivetrain import choose_gear, clutch_capacity, total_ratio
+from vehicle_sim.core.vehicle.full14.drivetrain import (
+    choose_gear, clutch_capacity, clutch_inverse_inertia, total_ratio)
 from vehicle_sim.core.vehicle.full14.dynamics import full14_eval
 from vehicle_sim.core.vehicle.full14.packing import (
     F_AUTO, F_CL_BAND, F_CL_VISCOUS, F_IE, F_IW, F_KDRIVE, F_KT, F_NGEARS, F_R0, F_RSCALE,
@@ -119,10 +120,7 @@ def discrete_update(x, u, p, dt):
 def try_lock(x, u, p, slip, ratio, dt):
     """Lock the slipping dry clutch (in place) where the module docstring's rule allows it."""
     cap = clutch_capacity(x[X_ENGINE], u, p)
-    k2 = 0.0
-    for i in range(4):
-        k2 += p[F_KDRIVE + i] ** 2
-    impulse = slip / (1.0 / p[F_IE] + ratio * ratio * k2 / p[F_IW])  # [N m s]
+    impulse = slip / clutch_inverse_inertia(ratio, p)  # [N m s]
     if cap <= 0.0 or (abs(impulse) > cap * dt and abs(slip) >= p[F_CL_BAND]):
         return
     locked = x.copy()

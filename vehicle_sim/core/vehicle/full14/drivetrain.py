@@ -20,8 +20,8 @@ from __future__ import annotations
 from numba import njit
 
 from vehicle_sim.core.vehicle.full14.packing import (
-    F_CL_ENGAGE, F_CL_TMAX, F_CURVE_T, F_CURVE_W, F_F0, F_F1, F_FINAL, F_GOV, F_IDLE, F_NCURVE,
-    F_NGEARS, F_RATIOS, F_REVERSE, F_TB, F_TB_FRONT, F_TPEAK, F_WMAX)
+    F_CL_ENGAGE, F_CL_TMAX, F_CURVE_T, F_CURVE_W, F_F0, F_F1, F_FINAL, F_GOV, F_IDLE, F_IE,
+    F_IW, F_KDRIVE, F_NCURVE, F_NGEARS, F_RATIOS, F_REVERSE, F_TB, F_TB_FRONT, F_TPEAK, F_WMAX)
 from vehicle_sim.core.vehicle.single_track import U_BRAKE, U_CLUTCH, U_HANDBRAKE
 
 
@@ -66,6 +66,16 @@ def total_ratio(gear, p):
         return -p[F_REVERSE] * p[F_FINAL]
     g = min(gear, int(p[F_NGEARS]))
     return p[F_RATIOS + g - 1] * p[F_FINAL]
+
+
+@njit(cache=True)
+def clutch_inverse_inertia(ratio, p):
+    """1 / I_e + G^2 sum k_i^2 / I_w [1/(kg m^2)]: how fast a clutch torque closes the slip
+    between the engine and the driven wheels' spin (the locked torque's and the lock's)."""
+    k2 = 0.0
+    for i in range(4):
+        k2 += p[F_KDRIVE + i] ** 2
+    return 1.0 / p[F_IE] + ratio * ratio * k2 / p[F_IW]
 
 
 @njit(cache=True)

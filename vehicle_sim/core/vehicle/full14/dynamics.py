@@ -41,7 +41,7 @@ from vehicle_sim.core.vehicle.full14.corners import (
     compression, corner, relaxation_lengths, rot9, steer_angles, suspension_force,
     tyre_coefficients)
 from vehicle_sim.core.vehicle.full14.drivetrain import (
-    brake_torque_limits, clutch_capacity, engine_torque, total_ratio)
+    brake_torque_limits, clutch_capacity, clutch_inverse_inertia, engine_torque, total_ratio)
 from vehicle_sim.core.vehicle.full14.magic_formula import aligning_moment, combined_forces
 from vehicle_sim.core.vehicle.full14.packing import (
     F_BRAKE_TAU, F_CL_BAND, F_CL_CVISC, F_CL_TMAX, F_CL_VISCOUS, F_CRR, F_CT, F_CX, F_CY, F_DAMPX,
@@ -213,12 +213,10 @@ def _wheel_spin(x, u, p, dx, tau, rolling, brakes, out):
         hold = tau[i] + iw * x[X_OMEGA + i] / p[F_BRAKE_TAU]
         tau[i] -= min(max(hold, -capacity), capacity)
     if locked:
-        k2 = 0.0
         ktau = 0.0
         for i in range(4):
-            k2 += p[F_KDRIVE + i] ** 2
             ktau += p[F_KDRIVE + i] * tau[i]
-        t_clutch = (t_engine / ie - ratio * ktau / iw) / (1.0 / ie + ratio * ratio * k2 / iw)
+        t_clutch = (t_engine / ie - ratio * ktau / iw) / clutch_inverse_inertia(ratio, p)
         t_clutch = min(max(t_clutch, -cap), cap)
         for i in range(4):
             tau[i] += p[F_KDRIVE + i] * ratio * t_clutch

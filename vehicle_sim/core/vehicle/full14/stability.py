@@ -55,9 +55,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vehicle_sim.core.vehicle.full14.drivetrain import clutch_inverse_inertia
 from vehicle_sim.core.vehicle.full14.packing import (
     F_A, F_B, F_BUMP, F_CBUMP, F_CREB, F_CT, F_FZ_STATIC, F_HCG, F_IE, F_IW, F_IXX, F_IYY, F_IZZ,
-    F_KARB, F_KDRIVE, F_KPROG, F_KS, F_KT, F_KXC, F_KYC, F_M, F_MS, F_MU_UNS, F_SIGX, F_SIGY,
+    F_KARB, F_KPROG, F_KS, F_KT, F_KXC, F_KYC, F_M, F_MS, F_MU_UNS, F_SIGX, F_SIGY,
     F_TRACK, F_X0, pack_full)
 from vehicle_sim.core.vehicle.full14.params import RPM_TO_RADPS
 from vehicle_sim.core.vehicle.params import VehicleParams
@@ -150,7 +151,6 @@ def modes(params: VehicleParams) -> list[Mode]:
                     f"full_numerics.brake_hold_time_s {params.full_numerics.brake_hold_time_s:g} s",
                     0.0, 1.0 / params.full_numerics.brake_hold_time_s, 0.0))
     ratios = [r * dt.final_drive_ratio for r in (*dt.gear_ratios, dt.reverse_ratio)]
-    weights = float(np.sum(p[F_KDRIVE:F_KDRIVE + 4] ** 2))  # sum k_i^2 of the carrier weights
     if dt.differential == "limited_slip" and dt.limited_slip_nms > 0.0:
         out.append(Mode("limited-slip coupling",
                         f"drivetrain.limited_slip_nms {dt.limited_slip_nms:g} N m s over "
@@ -158,7 +158,7 @@ def modes(params: VehicleParams) -> list[Mode]:
                         0.0, 2.0 * dt.limited_slip_nms / w.spin_inertia_kgm2, 0.0))
     if dt.clutch_type == "viscous":
         g = max(ratios)
-        rate = dt.clutch_viscous_nms * (1.0 / p[F_IE] + g * g * weights / p[F_IW])
+        rate = dt.clutch_viscous_nms * clutch_inverse_inertia(g, p)
         out.append(Mode("viscous clutch",
                         f"drivetrain.clutch_viscous_nms {dt.clutch_viscous_nms:g} N m s between "
                         f"drivetrain.engine_inertia_kgm2 {p[F_IE]:g} kg m^2 and the wheels at "
