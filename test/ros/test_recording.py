@@ -36,11 +36,11 @@ def test_recorded_run_decodes_with_increasing_sim_stamps(tmp_path):
     assert {"/vehicle/state", "/clock", "/sim/status", "/odom"} <= topics
     # a fast run is paced by nobody: the state writer's queue (reliable, keep last 10) replaces
     # what a busy recorder has not read yet, so how many arrive depends on the machine (a
-    # clean-clone CI run recorded 61 of 400). In order they must be: the lockstep test below
-    # is the one where every frame is recorded.
+    # clean-clone CI run recorded 61 of 400). In order they must be. Nor is the first step's
+    # state guaranteed: the clock waits for the nodes, not for the recorder to have matched
+    # /vehicle/state (a clean-clone CI run's first was at 0.4 s). The lockstep test below is
+    # the one where every frame is recorded, from the first.
     assert len(stamps) >= 2 and bool(np.all(np.diff(stamps) > 0))
-    # the clock starts when every node is up, so a fast run is recorded from its first step
-    assert stamps[0] <= 100_000_000, stamps[0]
 
 
 def test_recording_reads_back_as_a_rosbag2_bag_with_an_independent_reader(tmp_path):
@@ -79,6 +79,7 @@ def test_recording_reads_back_as_a_rosbag2_bag_with_an_independent_reader(tmp_pa
                   for conn, _, raw in reader.messages(connections=state)]
     stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in states]
     assert stamps and bool(np.all(np.diff(stamps) > 0))
+    assert stamps[0] <= 100_000_000, stamps[0]  # the recorder acks the first frame too
     tick_ns = np.diff([t.sec * 10**9 + t.nanosec for t in ticks])
     assert len(tick_ns) > 100 and len(set(tick_ns.tolist())) == 1, sorted(set(tick_ns.tolist()))
     # the runner reported the recording: plots with content and a JSON that matches it
